@@ -1,0 +1,182 @@
+"""Shared argument checks.
+
+Every public function of :mod:`pml_design` validates its inputs through these helpers, so that
+bad input raises a :class:`ValueError` or :class:`TypeError` that names the argument and the bad
+value, instead of a traceback from deep inside numpy or cvxpy, or a silent ``nan``.
+
+Conventions
+-----------
+* Probability vectors: 1-D, finite, non-negative, summing to one within ``PROB_ATOL``.
+* Mechanisms: 2-D row-stochastic matrices, rows = inputs ``x``, columns = outputs ``y``.
+* Randomness: ``rng`` is a :class:`numpy.random.Generator`, an integer seed, or ``None``
+  (fresh OS entropy).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+#: Tolerance on ``sum(p) == 1`` for probability vectors and rows of mechanisms.
+PROB_ATOL: float = 1e-9
+
+__all__ = [
+    "PROB_ATOL",
+    "as_generator",
+    "check_delta",
+    "check_epsilon",
+    "check_finite_array",
+    "check_mechanism",
+    "check_positive_int",
+    "check_positive_real",
+    "check_probability_vector",
+    "check_radius",
+    "check_real",
+    "fmt",
+]
+
+
+def fmt(value: Any) -> str:
+    """Short, readable representation of a (possibly large) value for error messages."""
+    if isinstance(value, np.ndarray):
+        with np.printoptions(threshold=8, precision=6, edgeitems=3):
+            return f"array(shape={value.shape}, values={np.array2string(value)})"
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def check_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float, rejecting non-numbers (``TypeError``) and booleans."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
+        if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number):
+            return float(value)
+        raise TypeError(f"{name} must be a real number, got {fmt(value)} of type {type(value).__name__}")
+    return float(value)
+
+
+def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False, positive: bool = False) -> float:
+    """Validate a privacy parameter ε: finite (unless ``allow_inf``) and ≥ 0 (> 0 if ``positive``)."""
+    eps = check_real(value, name)
+    if np.isnan(eps) or (np.isinf(eps) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {eps!r}")
+    if positive and not eps > 0:
+        raise ValueError(f"{name} must be > 0, got {eps!r}")
+    if eps < 0:
+        raise ValueError(f"{name} must be >= 0, got {eps!r}")
+    return eps
+
+
+def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
+    """Validate a failure probability δ ∈ (0, 1] (or [0, 1] with ``allow_zero``)."""
+    d = check_real(value, name)
+    lo_ok = d >= 0 if allow_zero else d > 0
+    if not (np.isfinite(d) and lo_ok and d <= 1):
+        interval = "[0, 1]" if allow_zero else "(0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {d!r}")
+    return d
+
+
+def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """Validate a finite real number > 0 (or ≥ 0 with ``allow_zero``)."""
+    v = check_real(value, name)
+    ok = v >= 0 if allow_zero else v > 0
+    if not (np.isfinite(v) and ok):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {v!r}")
+    return v
+
+
+def check_radius(value: Any, name: str = "radius") -> float:
+    """Validate an ℓ1 radius β ∈ [0, 2] (2 is the diameter of the simplex in ℓ1)."""
+    r = check_real(value, name)
+    if not (np.isfinite(r) and 0 <= r):
+        raise ValueError(f"{name} must be a finite number >= 0, got {r!r}")
+    return min(r, 2.0)
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Validate an integer ≥ ``minimum`` (numpy integers and integral floats are rejected/accepted sanely)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        v = int(value)
+    elif isinstance(value, (float, np.floating)) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise TypeError(f"{name} must be an integer, got {fmt(value)} of type {type(value).__name__}")
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
+    """Convert to a float array, checking dimensionality and finiteness."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers, got {fmt(value)}") from exc
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values, got {fmt(arr)}")
+    return arr
+
+
+def check_probability_vector(
+    value: Any, name: str = "prior", *, size: int | None = None, full_support: bool = False
+) -> np.ndarray:
+    """Validate a probability vector (1-D, ≥ 0, sums to 1 within ``PROB_ATOL``).
+
+    The returned copy is renormalised exactly (division by its sum) so downstream exact
+    computations see a vector summing to one up to rounding.
+    """
+    p = check_finite_array(value, name, ndim=1)
+    if size is not None and p.shape[0] != size:
+        raise ValueError(f"{name} must have length {size}, got length {p.shape[0]}")
+    if np.any(p < 0):
+        raise ValueError(f"{name} must be non-negative, got {fmt(p)}")
+    total = p.sum()
+    if abs(total - 1.0) > PROB_ATOL:
+        raise ValueError(f"{name} must sum to 1 (within {PROB_ATOL:g}), got sum {total!r}")
+    if full_support and np.any(p <= 0):
+        zeros = np.flatnonzero(p <= 0).tolist()
+        raise ValueError(f"{name} must have full support (all entries > 0); zero at indices {zeros}")
+    return p / total
+
+
+def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None = None) -> np.ndarray:
+    """Validate a row-stochastic matrix (rows = inputs x, columns = outputs y)."""
+    if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
+        value = value.matrix  # accept mechanism/result objects
+    W = check_finite_array(value, name, ndim=2)
+    if n_inputs is not None and W.shape[0] != n_inputs:
+        raise ValueError(
+            f"{name} has {W.shape[0]} rows but the prior/uncertainty set has {n_inputs} symbols "
+            "(rows = inputs x)"
+        )
+    if np.any(W < 0):
+        raise ValueError(f"{name} must have non-negative entries, got minimum {W.min()!r}")
+    rows = W.sum(axis=1)
+    bad = np.flatnonzero(np.abs(rows - 1.0) > PROB_ATOL)
+    if bad.size:
+        raise ValueError(
+            f"{name} must be row-stochastic (each row sums to 1); row {int(bad[0])} sums to {rows[bad[0]]!r}"
+        )
+    return W
+
+
+def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a Generator, seed, SeedSequence, or ``None``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):
+        if isinstance(rng, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a numpy Generator, an integer seed or None, got {rng!r}")
+        if isinstance(rng, (numbers.Integral, np.integer)) and int(rng) < 0:
+            raise ValueError(f"{name} seed must be >= 0, got {rng!r}")
+        return np.random.default_rng(rng)
+    raise TypeError(f"{name} must be a numpy Generator, an integer seed or None, got {fmt(rng)}")
