@@ -1,0 +1,274 @@
+"""Optimal mechanism design under PML for a set of distributions.
+
+Implements: core paper, eq. (9) (``max U(P_{Y|X}, P̂_X)`` over ``M(ε, B_β(P̂_X))``), Proposition 2 and
+Corollary 1 (the feasible polytope, :mod:`.polytope`), [15, Theorem 6] (exact sub-convex design by the
+extreme-ray LP, :mod:`.rays`), and the certification of every result (:mod:`.certify`).
+
+Entry point: :func:`design`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_epsilon, check_probability_vector, fmt
+from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
+from .certify import CERT_TOL, Certificate, CertificationError, certify, clean_matrix
+from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
+from .rays import MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
+from .result import DesignResult, SolverFailedError
+from .utilities import (
+    ChiSquareInformation,
+    ConcaveUtility,
+    LinearUtility,
+    MapAccuracy,
+    MutualInformation,
+    SubConvexUtility,
+    TotalVariationInformation,
+    Utility,
+    as_utility,
+    distortion_gain,
+    hamming_gain,
+)
+
+__all__ = [
+    "CERT_TOL",
+    "FORMS",
+    "Certificate",
+    "CertificationError",
+    "ChiSquareInformation",
+    "ConcaveUtility",
+    "DEFAULT_SOLVER",
+    "DesignResult",
+    "LinearUtility",
+    "MapAccuracy",
+    "MechanismPolytope",
+    "MutualInformation",
+    "SolverFailedError",
+    "SubConvexUtility",
+    "TotalVariationInformation",
+    "Utility",
+    "as_utility",
+    "build_polytope",
+    "certify",
+    "clean_matrix",
+    "default_form",
+    "design",
+    "distortion_gain",
+    "enumerate_rays",
+    "hamming_gain",
+    "in_cone",
+    "rays_cdd",
+    "solve_ray_lp",
+]
+
+#: Default cvxpy solver for linear/concave designs (measured in ``benchmarks/bench_designer.py``).
+DEFAULT_SOLVER: str = "CLARABEL"
+
+_OK = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+
+
+def _utility_prior(uset: UncertaintySet, prior: object | None) -> np.ndarray:
+    if prior is not None:
+        return check_probability_vector(prior, "prior", size=uset.size)
+    if isinstance(uset, L1Ball):
+        return uset.center
+    if isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1:
+        return uset.distributions[0]
+    raise ValueError(
+        f"prior is required to evaluate the utility for {fmt(uset)} (e.g. prior=np.full(N, 1/N)); "
+        "it defaults to the center of an L1Ball or the single distribution of a prior"
+    )
+
+
+def _check_solver(solver: str | None) -> str | None:
+    if solver is None:
+        return None
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be a cvxpy solver name (str) or None, got {fmt(solver)}")
+    name = solver.upper()
+    if name not in cp.installed_solvers():
+        raise ValueError(f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}")
+    return name
+
+
+def _solve(prob: cp.Problem, solver: str, options: dict) -> float:
+    opts = dict(options)
+    if solver == "CLARABEL":
+        opts.setdefault("direct_solve_method", "qdldl")
+    t0 = time.perf_counter()
+    try:
+        prob.solve(solver=solver, **opts)
+    except cp.error.SolverError as exc:
+        raise SolverFailedError(f"solver {solver} failed: {exc}", str(prob.status)) from exc
+    elapsed = time.perf_counter() - t0
+    if prob.status not in _OK:
+        raise SolverFailedError("the design problem was not solved", str(prob.status))
+    return elapsed
+
+
+def solve_ray_lp(
+    rays: np.ndarray, values: np.ndarray, *, solver: str | None = None
+) -> tuple[np.ndarray, float, str, np.ndarray | None]:
+    """Solve ``max valuesᵀθ s.t. rays θ = 1, θ ≥ 0`` ([15, Theorem 6]).
+
+    Returns ``(theta, optimum, status, duals)``; duals (``y`` with ``raysᵀ y ≥ values``) are returned by
+    the default HiGHS path and give the upper bound ``1ᵀy``.
+    """
+    n, k = rays.shape
+    if solver is None or solver == "HIGHS_SCIPY":
+        from scipy.optimize import linprog
+
+        res = linprog(-values, A_eq=rays, b_eq=np.ones(n), bounds=(0, None), method="highs")
+        if res.status != 0:
+            raise SolverFailedError(f"extreme-ray LP failed: {res.message}", f"scipy-highs:{res.status}")
+        duals = -np.asarray(res.eqlin.marginals, dtype=float)
+        return np.maximum(res.x, 0.0), float(-res.fun), "optimal", duals
+    theta = cp.Variable(k, nonneg=True)
+    prob = cp.Problem(cp.Maximize(values @ theta), [rays @ theta == 1])
+    _solve(prob, solver, {})
+    return np.maximum(theta.value, 0.0), float(prob.value), str(prob.status), None
+
+
+def _design_subconvex_exact(
+    uset: UncertaintySet, eps: float, util: SubConvexUtility, prior: np.ndarray, solver: str | None
+) -> tuple[np.ndarray, float, str, float, dict]:
+    t0 = time.perf_counter()
+    R = enumerate_rays(uset, eps)
+    t_enum = time.perf_counter() - t0
+    vals = util.mu(R, prior)
+    t1 = time.perf_counter()
+    theta, opt, status, _ = solve_ray_lp(R, vals, solver=solver)
+    t_lp = time.perf_counter() - t1
+    used = theta > 1e-13
+    W = R[:, used] * theta[used]
+    info = {"n_rays": int(R.shape[1]), "enumeration_time": t_enum, "lp_time": t_lp}
+    return W, opt, status, t_lp, info
+
+
+def design(
+    uncertainty: object,
+    epsilon: float,
+    *,
+    utility: object = "mutual_information",
+    method: str = "auto",
+    solver: str | None = None,
+    prior: object | None = None,
+    n_outputs: int | None = None,
+    form: str = "auto",
+    solver_options: dict | None = None,
+) -> DesignResult:
+    """Design the utility-maximising mechanism that is ε-PML for every distribution of a set.
+
+    Implements: core paper, eq. (9) with the constraint set of Proposition 2 / Corollary 1 (any ℓ1 radius
+    via the exact dual form), [15, Lemma 1] for a fixed prior, Remark 1 (simplex = ε-LDP), and
+    [15, Theorem 6] for sub-convex utilities (eq. (2)).
+
+    Parameters
+    ----------
+    uncertainty : UncertaintySet or array_like
+        ``L1Ball(P̂, β)``, ``FiniteSet``, ``Simplex``, or a prior vector (exact knowledge).
+    epsilon : float
+        Target ε ≥ 0.
+    utility : str, Utility or array_like, default "mutual_information"
+        A sub-convex utility by name ("mutual_information", "map_accuracy", "chi_square_information",
+        "total_variation_information") or object, a :class:`LinearUtility`, a :class:`ConcaveUtility`, or a
+        gain matrix (→ LinearUtility).
+    method : {"auto", "exact", "convex", "scalable"}
+        "convex" for linear/concave utilities (one cvxpy solve over the polytope); "exact" for sub-convex
+        ones (extreme-ray LP, N ≤ :data:`MAX_EXACT_SIZE`); "auto" picks the applicable one.
+    solver : str, optional
+        A cvxpy solver name (e.g. "CLARABEL", "ECOS", "HIGHS"). Default: :data:`DEFAULT_SOLVER` for convex
+        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP.
+    prior : array_like, optional
+        Distribution under which the utility is evaluated; defaults to the ball's center (the estimate P̂)
+        or the given prior. Required for ``Simplex`` and multi-point ``FiniteSet``.
+    n_outputs : int, optional
+        Output alphabet size for concave utilities (default N).
+    form : str, default "auto"
+        Polytope form for convex designs (see :func:`build_polytope`).
+    solver_options : dict, optional
+        Passed to ``cvxpy.Problem.solve``.
+
+    Returns
+    -------
+    DesignResult
+        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12),
+        ``.optimal``, ``.upper_bound``, ``.status`` and more.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments (naming them); a utility of the wrong kind for ``method``.
+    SolverFailedError
+        The solver failed or returned a non-optimal status (never a half-solved matrix).
+    """
+    uset = as_uncertainty_set(uncertainty)
+    eps = check_epsilon(epsilon)
+    util = as_utility(utility)
+    p_util = _utility_prior(uset, prior)
+    solver_name = _check_solver(solver)
+    if method not in ("auto", "exact", "convex", "scalable"):
+        raise ValueError(f"method must be one of 'auto', 'exact', 'convex', 'scalable', got {method!r}")
+
+    info: dict = {}
+    if util.kind in ("linear", "concave"):
+        if method not in ("auto", "convex"):
+            raise ValueError(f"method {method!r} is for sub-convex utilities; {util.name} needs method='convex'")
+        method_used = "convex"
+        if isinstance(util, LinearUtility):
+            if util.gain.shape[0] != uset.size:
+                raise ValueError(f"gain has {util.gain.shape[0]} rows but the uncertainty set has {uset.size} symbols")
+            m = util.gain.shape[1]
+        else:
+            m = n_outputs if n_outputs is not None else (util.n_outputs or uset.size)  # type: ignore[union-attr]
+        poly = build_polytope(uset, eps, n_outputs=m, form=form)
+        if isinstance(util, LinearUtility):
+            objective = cp.sum(cp.multiply(util.weights(p_util), poly.P))
+        else:
+            objective = util.objective(poly.P, p_util)  # type: ignore[union-attr]
+        prob = poly.problem(objective)
+        if not prob.is_dcp():
+            raise ValueError("the utility's objective is not concave (DCP) in the mechanism")
+        used_solver = solver_name or DEFAULT_SOLVER
+        t_solve = _solve(prob, used_solver, solver_options or {})
+        raw = np.asarray(poly.P.value, dtype=float)
+        upper = float(prob.value)
+        status = str(prob.status)
+        drop = not isinstance(util, LinearUtility)
+        info["form"] = poly.form
+    else:
+        if method == "convex":
+            raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
+        if method == "scalable" or (method == "auto" and uset.size > MAX_EXACT_SIZE):
+            from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
+
+            return design_scalable(uset, eps, util, p_util, solver=solver_name)  # type: ignore[arg-type]
+        method_used = "exact"
+        used_solver = solver_name or "HIGHS_SCIPY"
+        raw, upper, status, t_solve, info = _design_subconvex_exact(uset, eps, util, p_util, solver_name)  # type: ignore[arg-type]
+        drop = True
+
+    cert = certify(raw, uset, eps, drop_empty_columns=drop)
+    value = util.value(cert.matrix, p_util)
+    tol = 1e-7 * max(1.0, abs(upper))
+    return DesignResult(
+        matrix=cert.matrix,
+        utility=value,
+        certified_epsilon=cert.capacity,
+        epsilon=eps,
+        uncertainty=uset,
+        prior=p_util,
+        upper_bound=max(upper, value),
+        optimal=bool(status == cp.OPTIMAL and value >= upper - tol),
+        status=status,
+        method=method_used,
+        solver=used_solver,
+        utility_name=util.name,
+        repair_weight=cert.repair_weight,
+        solve_time=t_solve,
+        info=info | {"capacity_before_repair": cert.capacity_before_repair},
+    )
