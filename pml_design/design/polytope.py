@@ -202,7 +202,7 @@ def build_polytope(
         ones = np.ones((n, 1))
         cons += c_s + [
             q == uset.center @ P,
-            ones @ cp.reshape(eta - s, (1, m), order="C") + zeta >= P,
+            ones @ cp.reshape(eta + s, (1, m), order="C") + zeta >= P,
             inv * t <= q - beta / 2 * eta - uset.center @ zeta,
         ]
         aux.update(s=s, q=q, eta=eta, zeta=zeta)
