@@ -1,0 +1,153 @@
+"""Tests of pml_design.uncertainty: exact leakage capacity and sensitivity (core paper §IV)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pml_design as pd
+from tests.conftest import EXAMPLE1, EXAMPLE1_PRIOR, lp_min_output, random_mechanism
+
+
+def sample_ball(rng, center, radius, size):
+    """Random points of the ball ∩ simplex: Dirichlet points pulled towards the centre (stays in simplex)."""
+    q = rng.dirichlet(np.ones(center.shape[0]) * rng.choice([0.2, 1.0, 5.0]), size=size)
+    d = np.abs(q - center).sum(axis=1)
+    t = np.minimum(1.0, radius / np.maximum(d, 1e-300))
+    return center + t[:, None] * (q - center)
+
+
+@pytest.mark.parametrize("radius_factor", [0.0, 0.3, 0.99, 1.0, 1.5, 3.0, 10.0])
+def test_min_output_probability_matches_lp(rng, radius_factor):
+    for _ in range(15):
+        n = int(rng.integers(2, 7))
+        center = rng.dirichlet(np.ones(n))
+        radius = min(2.0, radius_factor * 2 * center.min() + (0.7 if radius_factor >= 3 else 0.0))
+        ball = pd.L1Ball(center, radius)
+        cols = rng.random((n, 4)) * (rng.random((n, 4)) > 0.3)
+        exact = ball.min_output_probability(cols)
+        for j in range(cols.shape[1]):
+            val, _ = lp_min_output(ball.center, ball.radius, cols[:, j])
+            assert exact[j] == pytest.approx(val, abs=1e-10)
+        # the minimisers are in the ball and attain the value
+        q = ball.minimizers(cols)
+        for j in range(cols.shape[1]):
+            assert ball.contains(q[j], atol=1e-12)
+            assert q[j] @ cols[:, j] == pytest.approx(exact[j], abs=1e-12)
+
+
+@pytest.mark.parametrize("beta_scale", [0.5, 1.0, 1.6, 2.5])
+def test_capacity_is_never_exceeded_by_sampling_and_attained(rng, beta_scale):
+    for _ in range(10):
+        n = int(rng.integers(2, 6))
+        center = rng.dirichlet(np.ones(n) * 2)
+        radius = min(2.0, beta_scale * 2 * center.min())
+        W = random_mechanism(rng, n, n, zero_frac=0.2)
+        ball = pd.L1Ball(center, radius)
+        cap = pd.leakage_capacity(W, ball)
+        qs = sample_ball(rng, center, radius, 3000)
+        # epsilon_min over samples, vectorised
+        py = qs @ W
+        top = W.max(axis=0)
+        with np.errstate(divide="ignore"):
+            vals = np.where(top > 0, np.log(top) - np.log(py), -np.inf).max(axis=1)
+        assert np.all(vals <= cap + 1e-9)
+        # an extreme point attains the capacity: per column, the LP vertex solution
+        best = -np.inf
+        for j in np.flatnonzero(top > 0):
+            _, qj = lp_min_output(ball.center, ball.radius, W[:, j])
+            qj = np.maximum(qj, 0)
+            qj /= qj.sum()
+            if np.all(qj > 1e-15):
+                best = max(best, pd.epsilon_min(W, qj))
+            else:  # boundary point: leakage defined on its support; capacity may be infinite
+                with np.errstate(divide="ignore"):
+                    best = max(best, float(np.log(top[j]) - np.log(qj @ W[:, j])))
+        assert best == pytest.approx(cap, rel=1e-9, abs=1e-9) or (np.isinf(cap) and np.isinf(best))
+
+
+def test_extreme_points_corollary1(rng):
+    # Corollary 1: capacity over the ball = max of eps_min over its extreme points, any radius
+    for radius in (0.05, 0.3, 0.9, 1.7):
+        center = np.array([0.5, 0.3, 0.15, 0.05])
+        ball = pd.L1Ball(center, radius)
+        pts = ball.extreme_points()
+        for p in pts:
+            assert ball.contains(p, atol=1e-12)
+        W = random_mechanism(rng, 4, 4)
+        assert pd.leakage_capacity(W, pd.FiniteSet(pts)) == pytest.approx(pd.leakage_capacity(W, ball), rel=1e-12)
+
+
+def test_interior_extreme_points_count():
+    ball = pd.L1Ball([0.25, 0.25, 0.5], 0.2)
+    assert ball.in_interior_regime
+    assert ball.extreme_points().shape == (6, 3)
+
+
+def test_simplex_is_ldp_and_ball_of_radius_two():
+    W = np.array([[0.6, 0.4], [0.2, 0.8]])
+    ldp = np.log(max(0.6 / 0.2, 0.8 / 0.4))
+    assert pd.leakage_capacity(W, pd.Simplex(2)) == pytest.approx(ldp)
+    assert pd.leakage_capacity(W, pd.L1Ball([0.3, 0.7], 2.0)) == pytest.approx(ldp)
+    assert pd.leakage_capacity(np.eye(2), pd.Simplex(2)) == np.inf
+
+
+def test_single_prior_and_finite_set():
+    assert pd.leakage_capacity(EXAMPLE1, EXAMPLE1_PRIOR) == pytest.approx(np.log(9 / 8))
+    fs = pd.FiniteSet([EXAMPLE1_PRIOR, [0.25, 0.25, 0.25, 0.25]])
+    expected = max(pd.epsilon_min(EXAMPLE1, EXAMPLE1_PRIOR), pd.epsilon_min(EXAMPLE1, [0.25] * 4))
+    assert pd.leakage_capacity(EXAMPLE1, fs) == pytest.approx(expected)
+    assert fs.contains([0.325, 0.225, 0.225, 0.225])
+    assert not fs.contains([0.1, 0.3, 0.3, 0.3])
+
+
+@given(st.integers(2, 6), st.integers(0, 10**6), st.floats(0.0, 2.0))
+def test_capacity_monotone_in_radius_and_at_least_center(n, seed, radius):
+    rng = np.random.default_rng(seed)
+    center = rng.dirichlet(np.ones(n))
+    W = random_mechanism(rng, n, n, zero_frac=0.2)
+    c1 = pd.leakage_capacity(W, pd.L1Ball(center, radius))
+    c2 = pd.leakage_capacity(W, pd.L1Ball(center, min(2.0, radius + 0.1)))
+    e0 = pd.epsilon_min(W, center) if center.min() > 0 else 0.0
+    assert c1 >= e0 - 1e-12
+    assert c2 >= c1 - 1e-12
+    assert c1 <= pd.leakage_capacity(W, pd.Simplex(n)) + 1e-12
+
+
+@given(st.integers(2, 6), st.integers(0, 10**6), st.floats(0.0, 1.0))
+def test_capacity_permutation_invariant(n, seed, radius):
+    rng = np.random.default_rng(seed)
+    center = rng.dirichlet(np.ones(n))
+    W = random_mechanism(rng, n, n)
+    perm = rng.permutation(n)
+    colperm = rng.permutation(n)
+    a = pd.leakage_capacity(W, pd.L1Ball(center, radius))
+    b = pd.leakage_capacity(W[perm][:, colperm], pd.L1Ball(center[perm], radius))
+    assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+def test_sensitivity_definition6(rng):
+    W = random_mechanism(rng, 4, 4)
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    ball = pd.L1Ball(p, 0.1)
+    s = pd.leakage_sensitivity(W, p, ball)
+    assert s == pytest.approx(pd.leakage_capacity(W, ball) - pd.epsilon_min(W, p))
+    assert 0 <= s <= pd.max_divergence_shift(W, p, ball) + 1e-12
+    q = pd.worst_case_distribution(W, ball)
+    assert ball.contains(q)
+    assert pd.epsilon_min(W, q) == pytest.approx(pd.leakage_capacity(W, ball))
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="radius"):
+        pd.L1Ball([0.5, 0.5], -0.1)
+    with pytest.raises(ValueError, match="center"):
+        pd.L1Ball([0.5, 0.6], 0.1)
+    with pytest.raises(ValueError, match="rows"):
+        pd.leakage_capacity(np.eye(3), pd.L1Ball([0.5, 0.5], 0.1))
+    with pytest.raises(ValueError, match="uncertainty"):
+        pd.leakage_capacity(np.eye(2), [0.2, 0.2])
+    with pytest.raises(ValueError, match="size"):
+        pd.Simplex(1)
