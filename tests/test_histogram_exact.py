@@ -169,3 +169,50 @@ def test_exact_bad_input():
         histogram_leakage_exact([[0.0] * 5], np.full((12, 5), 0.2), 1.0)
     with pytest.raises(ValueError, match="probability 0"):
         histogram_leakage_exact([[2.0, 1.0]], P, 0.0)
+
+
+# ---------------------------------------------------------------- a second, independent method
+def others_counts_by_recursion(P: np.ndarray, record: int) -> dict[tuple[int, ...], float]:
+    """Distribution of the other records' count vector by sequential convolution (not enumeration)."""
+    k = P.shape[1]
+    dist = {(0,) * k: 1.0}
+    for i in range(P.shape[0]):
+        if i == record:
+            continue
+        new: dict[tuple[int, ...], float] = {}
+        for counts, w in dist.items():
+            for j in range(k):
+                c = list(counts)
+                c[j] += 1
+                new[tuple(c)] = new.get(tuple(c), 0.0) + w * P[i, j]
+        dist = new
+    return dist
+
+
+def test_noiseless_exact_matches_foundation_leakage_of_the_channel_matrix():
+    """Exact histogram as a finite channel (rows = record's bin, columns = count vectors) -> pml_design.leakage."""
+    from pml_design.leakage import leakage
+
+    rng = np.random.default_rng(21)
+    P = product_in_Q_alpha(rng, 4, 3, 0.1)
+    dist = others_counts_by_recursion(P, 1)
+    outputs = sorted({tuple(np.add(c, np.eye(3, dtype=int)[j])) for c in dist for j in range(3)})
+    W = np.array([[dist.get(tuple(np.subtract(y, np.eye(3, dtype=int)[j])), 0.0) for y in outputs]
+                  for j in range(3)])
+    expected = leakage(W, P[1])
+    got = histogram_leakage_exact(np.array(outputs, dtype=float), P, 0.0, record=1)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_laplace_exact_matches_recursion_method():
+    rng = np.random.default_rng(22)
+    P = product_in_Q_alpha(rng, 4, 3, 0.08)
+    b = 0.8
+    dist = others_counts_by_recursion(P, 2)
+    M = np.array(list(dist.keys()), dtype=float)
+    w = np.array(list(dist.values()))
+    Y = rng.uniform(-1, 5, size=(100, 3))
+    cond = np.stack([(w * np.exp(-np.abs(Y[:, None, :] - (M + np.eye(3)[c])[None]).sum(-1) / b)).sum(-1)
+                     for c in range(3)], axis=1)
+    expected = np.log(cond.max(axis=1) / (cond @ P[2]))
+    np.testing.assert_allclose(histogram_leakage_exact(Y, P, b, record=2), expected, rtol=1e-10)
