@@ -52,7 +52,6 @@ from pml_design._validation import (
     check_delta,
     check_epsilon,
     check_positive_int,
-    check_positive_real,
     check_probability_vector,
     check_radius,
     check_real,

@@ -137,6 +137,8 @@ def laplace_histogram(
     c = check_finite_array(counts, "counts")
     if c.ndim == 0:
         raise ValueError("counts must have at least one axis (the k bins)")
+    if np.any(c < 0):
+        raise ValueError(f"counts must be non-negative, got minimum {c.min()!r}")
     b = check_real(scale, "scale")
     if not (np.isfinite(b) and b >= 0):
         raise ValueError(f"scale (the Laplace scale b) must be a finite number >= 0, got {b!r}")

@@ -111,6 +111,8 @@ def test_release_bad_scale(scale):
 def test_release_bad_input():
     with pytest.raises(ValueError, match="counts"):
         laplace_histogram([], 1.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        laplace_histogram([1, -2], 1.0)
     with pytest.raises(ValueError, match="repetitions"):
         laplace_histogram([1, 2], 1.0, repetitions=0)
     with pytest.raises(TypeError, match="rng"):
@@ -147,3 +149,14 @@ def test_tvd_bad_input():
         total_variation_distance([1, 2], [0, 0])
     with pytest.raises(ValueError, match="non-negative"):
         total_variation_distance([1, 2], [-1, 2])
+
+
+def test_docstring_examples():
+    import doctest
+
+    import pml_design.histogram as h
+    import pml_design.histogram_release as r
+
+    for mod in (h, r):
+        result = doctest.testmod(mod)
+        assert result.failed == 0 and result.attempted > 0
