@@ -216,8 +216,14 @@ def design(
 
     info: dict = {}
     if util.kind in ("linear", "concave"):
-        if method not in ("auto", "convex"):
-            raise ValueError(f"method {method!r} is for sub-convex utilities; {util.name} needs method='convex'")
+        if method == "exact":
+            raise ValueError(f"method 'exact' is for sub-convex utilities; {util.name} needs method='convex' or 'scalable'")
+        if method == "scalable":
+            if not isinstance(util, LinearUtility):
+                raise ValueError("method 'scalable' supports linear and sub-convex utilities, not a ConcaveUtility")
+            from .scalable import design_scalable  # noqa: PLC0415
+
+            return design_scalable(uset, eps, util, p_util, solver=solver_name)
         method_used = "convex"
         if isinstance(util, LinearUtility):
             if util.gain.shape[0] != uset.size:
