@@ -12,7 +12,7 @@ import numpy as np
 
 from ._validation import check_delta, check_positive_int, check_real
 
-__all__ = ["binary_l1_radius", "check_p_minus", "check_p_min", "check_binary_data"]
+__all__ = ["binary_l1_radius", "check_ball_radius", "check_p_minus", "check_p_min", "check_binary_data"]
 
 
 def binary_l1_radius(m: int, delta: float) -> float:
@@ -26,6 +26,14 @@ def binary_l1_radius(m: int, delta: float) -> float:
     if d == 0.0:
         return math.inf
     return math.sqrt(2.0 * (math.log(2.0) - math.log(d)) / m)
+
+
+def check_ball_radius(value: object, name: str = "radius") -> float:
+    """Validate an ℓ1 radius β ≥ 0; ``inf`` is allowed (e.g. β*(0)); values ≥ 2 are clipped to 2 (the whole simplex)."""
+    r = check_real(value, name)
+    if np.isnan(r) or r < 0:
+        raise ValueError(f"{name} must be a number >= 0 (inf allowed), got {r!r}")
+    return min(r, 2.0)
 
 
 def check_p_minus(value: object, name: str = "p_minus") -> float:

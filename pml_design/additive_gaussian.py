@@ -23,8 +23,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import erfc, erfcinv, logsumexp, ndtr
 
-from ._additive_common import binary_l1_radius, check_p_minus
-from ._validation import check_delta, check_epsilon, check_finite_array, check_positive_real, check_radius
+from ._additive_common import binary_l1_radius, check_ball_radius, check_p_minus
+from ._validation import check_delta, check_epsilon, check_finite_array, check_positive_real
 
 __all__ = [
     "Delta1Sup",
@@ -202,7 +202,7 @@ def gaussian_delta1_sup(epsilon: float, sigma: float, p_hat: float, radius: floa
     eps = check_epsilon(epsilon)
     s = check_positive_real(sigma, "sigma")
     ph = check_p_minus(p_hat, "p_hat")
-    beta = check_radius(radius)
+    beta = check_ball_radius(radius)
     lo, hi = max(0.0, ph - beta / 2.0), min(1.0, ph + beta / 2.0)
     if hi - lo <= 0.0:
         return Delta1Sup(float(_violation_probability(eps, s, np.array(ph))), ph)

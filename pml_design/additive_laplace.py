@@ -25,8 +25,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ._additive_common import binary_l1_radius, check_p_min, check_p_minus
-from ._validation import check_epsilon, check_finite_array, check_positive_real, check_radius
+from ._additive_common import binary_l1_radius, check_ball_radius, check_p_min, check_p_minus
+from ._validation import check_epsilon, check_finite_array, check_positive_real
 
 __all__ = [
     "laplace_leakage",
@@ -115,7 +115,7 @@ def laplace_worst_p_min(p_hat_min: float, radius: float) -> float:
     the printed eq. (16) omits (see the module docstring).
     """
     p = check_p_min(p_hat_min, "p_hat_min")
-    beta = check_radius(radius)
+    beta = check_ball_radius(radius)
     return max(p - beta / 2.0, 0.0)
 
 

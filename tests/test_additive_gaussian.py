@@ -178,6 +178,8 @@ def test_gaussian_pml_beats_pldp_at_same_sigma() -> None:
 
 
 def test_bad_input() -> None:
+    with pytest.raises(TypeError, match="p_hat"):
+        gaussian_delta1(0.5, 1.0, [0.3, 0.7], 0.1)  # type: ignore[arg-type]  # p_hat is P̂(X = -1)
     with pytest.raises(ValueError, match="sigma"):
         gaussian_delta1(0.5, 0.0, 0.5, 0.1)
     with pytest.raises(ValueError, match="sigma"):

@@ -153,7 +153,20 @@ def test_scale_decreases_with_m_and_delta() -> None:
     assert all(x >= y for x, y in zip(bd, bd[1:]))
 
 
+@settings(max_examples=60, deadline=None)
+@given(eps=st.floats(1e-8, 5.0), p_hat_min=st.floats(0.0, 0.5), m=st.integers(1, 10**8), delta=st.floats(0.0, 1.0))
+def test_scale_for_roundtrip_property(eps: float, p_hat_min: float, m: int, delta: float) -> None:
+    p_worst = laplace_worst_p_min(p_hat_min, binary_l1_radius(m, delta))
+    if p_worst > 0 and eps >= -math.log(p_worst) * (1 - 1e-9):
+        return  # unreachable (tested elsewhere) or numerically at the cap
+    b = laplace_scale_for(eps, p_hat_min, m, delta)
+    assert 0 < b <= 2 / eps * (1 + 1e-14)
+    assert laplace_pml_epsilon_estimated(b, p_hat_min, m, delta) == pytest.approx(eps, rel=1e-9)
+
+
 def test_bad_input() -> None:
+    with pytest.raises(TypeError, match="p_hat_min"):
+        laplace_scale_for(1.0, [0.3, 0.7], 100, 1e-3)  # type: ignore[arg-type]  # a vector, not p̂_min
     with pytest.raises(ValueError, match="scale"):
         laplace_pml_epsilon(0.0, 0.3)
     with pytest.raises(ValueError, match="scale"):
