@@ -160,3 +160,14 @@ def test_experiment_bad_input() -> None:
         laplace_utility_experiment(np.array([1, -1, 1]), (2,), (1.0,), (2.0,))
     with pytest.raises(ValueError, match="x"):
         laplace_utility_experiment(np.array([1, 0, 1]), (2,), (1.0,))
+
+
+def test_experiment_unreachable_target_releases_without_noise() -> None:
+    x = np.where(np.arange(2000) % 3 == 0, -1, 1)  # p_min = 1/3, -log p_min ≈ 1.1 < 3
+    r = laplace_utility_experiment(x, (2000,), (3.0, 0.5), (0.5, 0.0), n_shuffles=4, rng=1)
+    assert r.n_unreachable == 4  # δ = 0.5, ε = 3: every shuffle
+    assert np.all(r.scale[0, 0] == 0.0)
+    p = np.mean(x == -1)
+    entropy_x = -(p * math.log(p) + (1 - p) * math.log(1 - p))
+    np.testing.assert_allclose(r.mi[0, 0], entropy_x, rtol=1e-12)  # identity release: MI = H(X)
+    np.testing.assert_array_equal(r.scale[1], np.broadcast_to(2 / np.array([3.0, 0.5])[:, None, None], (2, 1, 4)))  # LDP
