@@ -356,13 +356,16 @@ def d_move(x: Any, y: Any) -> float:
     return lossy_winf(a, b, 0.0)
 
 
-def d_drmv(x: Any, y: Any, eta: float) -> float:
+def d_drmv(x: Any, y: Any, eta: float, *, positions: Any = None, positions_prime: Any = None) -> float:
     """∂^η_drmv(x, y) = inf_z ∂_drop(x, z) + η ∂_move(z, y), exactly, on the unit grid.
 
     Any feasible z has z <= x and |z| = |y|, so the drop term is (|x| - |y|)/|x| and the move term is
     η r*, r* = the least radius at which all |y| items of y can be matched into distinct items of x
     (the matching LP is integral).  Requires η > 0 (at η = 0 the quantity is not a quasi-metric,
     erratum E6).
+
+    ``positions`` / ``positions_prime`` give the bar positions of x / y (default: the unit grid), e.g.
+    bucket centres for a BucketHist output.
 
     Notes
     -----
@@ -372,6 +375,8 @@ def d_drmv(x: Any, y: Any, eta: float) -> float:
     a = check_histogram(x, "x")
     b = check_histogram(y, "y")
     eta = check_positive_real(eta, "eta")
+    if positions is not None or positions_prime is not None:
+        return _d_drmv_positions(a, b, eta, positions, positions_prime)
     if a.shape != b.shape:
         raise ValueError(f"x and y must be over the same grid, got {a.shape} and {b.shape}")
     nx, ny = int(a.sum()), int(b.sum())
@@ -393,6 +398,33 @@ def d_drmv(x: Any, y: Any, eta: float) -> float:
         else:
             lo = mid + 1
     return float((nx - ny) / nx + eta * lo)
+
+
+def _d_drmv_positions(a: np.ndarray, b: np.ndarray, eta: float, pa_pos: Any, pb_pos: Any) -> float:
+    xs = np.arange(a.size, dtype=float) if pa_pos is None else check_finite_array(pa_pos, "positions", ndim=1)
+    ys = np.arange(b.size, dtype=float) if pb_pos is None else check_finite_array(pb_pos, "positions_prime", ndim=1)
+    if xs.shape != a.shape or ys.shape != b.shape:
+        raise ValueError("positions must match the histograms' shapes")
+    nx, ny = int(a.sum()), int(b.sum())
+    if ny > nx:
+        return float("inf")
+    if nx == 0:
+        return 0.0
+    if ny == 0:
+        return 1.0
+    sa, sb = np.flatnonzero(a), np.flatnonzero(b)
+    oa, ob = np.argsort(xs[sa], kind="stable"), np.argsort(ys[sb], kind="stable")
+    xa, pa = xs[sa][oa], np.array([int(v) for v in a[sa][oa]], dtype=object)
+    yb, pb = ys[sb][ob], np.array([int(v) for v in b[sb][ob]], dtype=object)
+    cand = np.unique(np.concatenate([[0.0], np.abs(yb[:, None] - xa[None, :]).ravel()]))
+    lo, hi = 0, cand.size - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if matched_mass_1d(yb, pb, xa, pa, float(cand[mid])) >= ny:
+            hi = mid
+        else:
+            lo = mid + 1
+    return float((nx - ny) / nx + eta * cand[lo])
 
 
 def d_hist(y: Any, y_prime: Any, *, positions: Any = None, positions_prime: Any = None) -> float:
