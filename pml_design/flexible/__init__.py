@@ -22,5 +22,13 @@ from pml_design.flexible.mechanisms import *  # noqa: F401,F403
 from pml_design.flexible.mechanisms import __all__ as _mech
 from pml_design.flexible.noise import *  # noqa: F401,F403
 from pml_design.flexible.noise import __all__ as _noise
+from pml_design.flexible.pld import *  # noqa: F401,F403
+from pml_design.flexible.pld import __all__ as _pld
+from pml_design.flexible.distances import *  # noqa: F401,F403
+from pml_design.flexible.distances import __all__ as _dist
+from pml_design.flexible.statistics import *  # noqa: F401,F403
+from pml_design.flexible.statistics import __all__ as _stat
+from pml_design.flexible.baselines import *  # noqa: F401,F403
+from pml_design.flexible.baselines import __all__ as _base
 
-__all__ = [*_acc, *_bool, *_mech, *_noise]
+__all__ = [*_acc, *_bool, *_mech, *_noise, *_pld, *_dist, *_stat, *_base]
