@@ -117,7 +117,8 @@ def boolean_min_delta_lp(epsilon: float, q: int) -> float:
     cost = np.zeros(nv)
     cost[-1] = 1.0
     res = linprog(cost, A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=[0.0, 1.0],
-                  bounds=[(0, 1)] * (q + 1) + [(0, 1)], method="highs")
+                  bounds=[(0, 1)] * (q + 1) + [(0, 1)], method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
     if res.status != 0:  # pragma: no cover - the LP is always feasible (δ = 1)
         raise RuntimeError(f"LP failed: {res.message}")
     return float(res.x[-1])
