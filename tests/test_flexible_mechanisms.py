@@ -173,3 +173,15 @@ def test_buckethist_bad_parameters(kw):
         bucket_hist([1, 2, 3], **args)
     with pytest.raises(ValueError):
         bucket_hist([1, 2, 3], 0.1, 1.0, 1.0, B=2)
+
+
+def test_public_contract_signatures():
+    import inspect
+
+    import pml_design.flexible as fx
+
+    s = inspect.signature(fx.stlap)
+    assert list(s.parameters)[:3] == ["x", "tau", "epsilon"]
+    assert s.parameters["rng"].default is None and s.parameters["rng"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert s.parameters["q_mode"].default == "relative"
+    assert list(inspect.signature(fx.lossy_winf).parameters) == ["p", "q", "gamma"]
