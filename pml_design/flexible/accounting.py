@@ -37,6 +37,8 @@ __all__ = [
     "relative_q_bound",
     "guarantee_fixed_q",
     "guarantee_relative_q",
+    "paper_buckethist_tau",
+    "buckethist_tau",
 ]
 
 
@@ -268,3 +270,35 @@ def guarantee_relative_q(epsilon: float, tau: float, n_min: int, support_bound: 
         ),
         source="relative-q STLap: per-bar loss bounds + basic composition (replaces Lemma 9 / Theorem 3)",
     )
+
+
+def paper_buckethist_tau(alpha: float, beta: float, B: float, d: int = 1) -> float:
+    """τ as printed in Theorem 4 (d = 1: α·2β/B) and Remark 5 (α (2β/(B√d))^d).
+
+    Notes
+    -----
+    Implements: Bansal et al. (AISTATS 2022), Theorem 4 / Theorems 5-6 / Remark 5, as printed.  It
+    equals the τ the mechanism uses (:func:`buckethist_tau`) only when B√d/(2β) is an integer
+    (erratum E3).
+    """
+    alpha = check_positive_real(alpha, "alpha")
+    beta = check_positive_real(beta, "beta")
+    B = check_positive_real(B, "B")
+    d = check_positive_int(d, "d")
+    return float(alpha * (2.0 * beta / (B * np.sqrt(d))) ** d)
+
+
+def buckethist_tau(alpha: float, beta: float, B: float, d: int = 1) -> float:
+    """τ = α/t actually used by BucketHist: t = ceil(B/w)^d with w = 2β/√d (w = 2β for d = 1).
+
+    Notes
+    -----
+    Implements: Bansal et al. (AISTATS 2022), Algorithm 3 (t = ceil, erratum E3) and Algorithm 5
+    (w = 2β/√d, erratum E4).
+    """
+    alpha = check_positive_real(alpha, "alpha")
+    beta = check_positive_real(beta, "beta")
+    B = check_positive_real(B, "B")
+    d = check_positive_int(d, "d")
+    w = 2.0 * beta / np.sqrt(d)
+    return float(alpha / int(np.ceil(B / w - 1e-12)) ** d)

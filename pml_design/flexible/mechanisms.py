@@ -158,7 +158,8 @@ class STLapRelease:
         Truncation width used.
     accuracy_alpha : float
         Certified ∂_drop distortion: (α, 0, 0)-accuracy for the identity with
-        α = (#non-empty bars) · round(q) / |x| (rounding included; the paper's τt ignores it).
+        α = Σ_g min(x(g), round(q)) / |x| <= (#non-empty bars)·round(q)/|x| (rounding included; the
+        paper's τt ignores it).
     privacy : PrivacyGuarantee
         Certified (ε, δ) of the mechanism that ran.
     paper_delta : float or None
@@ -172,10 +173,12 @@ class STLapRelease:
     paper_delta: float | None
 
 
-def _accuracy_alpha(support: int, q: float, n: int) -> float:
+def _accuracy_alpha(counts: np.ndarray, q: float) -> float:
+    """Certified ∂_drop of STLap: Σ_g min(x(g), round(q)) / |x| (<= τ t + t/(2|x|) for q = τ|x|)."""
+    n = int(counts.sum())
     if n == 0:
         return 0.0
-    return min(1.0, support * math.floor(q + 0.5) / n)
+    return float(np.minimum(counts, math.floor(q + 0.5)).sum() / n)
 
 
 def stlap_release(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode: QMode = "relative",
@@ -202,7 +205,7 @@ def stlap_release(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode
     else:
         priv = guarantee_relative_q(eps, tau, max(n - 1, 0), xv.size)
     paper = delta_star(eps, q) if q > 0 and eps * q >= 2 else None
-    return STLapRelease(y=y, q=q, accuracy_alpha=_accuracy_alpha(int(np.count_nonzero(xv)), q, n),
+    return STLapRelease(y=y, q=q, accuracy_alpha=_accuracy_alpha(xv, q),
                         privacy=priv, paper_delta=paper)
 
 
@@ -296,7 +299,8 @@ class BucketHistRelease:
     alpha, beta : float
         Requested accuracy (α, β).
     accuracy_alpha : float
-        Certified ∂_drop part including rounding: t·round(q)/|x| (<= α + t/(2|x|) in relative mode).
+        Certified ∂_drop part including rounding: Σ_a min(z(a), round(q))/|x| for the bucket counts z
+        (<= α + t/(2|x|) in relative mode).
     privacy : PrivacyGuarantee
         Certified privacy of what ran.
     bucketed : numpy.ndarray
@@ -327,7 +331,7 @@ def _bucket_hist_core(counts: np.ndarray, centres: np.ndarray, w: float, alpha: 
         priv = guarantee_fixed_q(epsilon, q)
     else:
         priv = guarantee_relative_q(epsilon, tau, max(n - 1, 0), t)
-    acc = _accuracy_alpha(int(np.count_nonzero(counts)), q, n)
+    acc = _accuracy_alpha(counts, q)
     return BucketHistRelease(y=y, centres=centres, w=w, tau=tau, q=q, n_buckets=t, alpha=alpha, beta=beta,
                              accuracy_alpha=acc, privacy=priv, bucketed=counts)
 
