@@ -77,50 +77,25 @@ def print_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
         print("  ".join(v.rjust(w) for v, w in zip(r, widths)))
 
 
-# --- bounds of the core paper (Section IV) -------------------------------------------------------------
-try:  # the lead's implementation
-    from pml_design.bounds import delta_min as _delta_min
-    from pml_design.bounds import epsilon_prime as _epsilon_prime
-    from pml_design.bounds import sensitivity_bound as _sensitivity_bound
-
-    HAVE_BOUNDS = True
-except ImportError:  # pragma: no cover - depends on merge order
-    HAVE_BOUNDS = False
-
-
-def _log_num_subsets(n: int) -> float:
-    return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))  # log(2^N − 2)
+# --- bounds of the core paper (Section IV), from the library ------------------------------------------
+from pml_design.bounds import delta_min as _delta_min  # noqa: E402
+from pml_design.bounds import epsilon_prime as _epsilon_prime  # noqa: E402
+from pml_design.bounds import sensitivity_bound as _sensitivity_bound  # noqa: E402
 
 
 def sensitivity_bound(epsilon: float, prior: np.ndarray, radius: float) -> float:
-    """Theorem 4, eq. (6) (k = 1 and k > 1 cases)."""
-    if HAVE_BOUNDS:
-        try:  # β ≥ 2 p_min is outside Theorem 4's hypothesis but the bound stays valid (proof, Appendix B)
-            return float(_sensitivity_bound(epsilon, prior, radius, strict=False))
-        except TypeError:
-            return float(_sensitivity_bound(epsilon, prior, radius))
-    p = np.sort(np.asarray(prior, float))[::-1]
-    p_min = p[-1]
-    eps1 = -math.log(1.0 - p_min)  # end of the first privacy region
-    x = radius / 2 * (math.exp(epsilon) - 1) / p_min if epsilon < eps1 else radius * math.exp(epsilon) / 2
-    return -math.log1p(-x) if x < 1 else math.inf
+    """Theorem 4, eq. (6); beyond beta < 2 p_min the bound stays valid (proof, Appendix B), hence strict=False."""
+    return float(_sensitivity_bound(epsilon, prior, radius, strict=False))
 
 
 def epsilon_prime(epsilon: float, delta: float, m: int, support_size: int) -> float:
     """Eq. (8) with the corrected eq. (7); ``inf`` where the bound is vacuous."""
-    if HAVE_BOUNDS:
-        try:
-            return float(_epsilon_prime(epsilon, delta, m, support_size))
-        except ValueError:
-            return math.inf
-    beta = math.sqrt(2.0 / m * (_log_num_subsets(support_size) - math.log(delta)))
-    x = beta * math.exp(epsilon) / 2
-    return epsilon - math.log1p(-x) if x < 1 else math.inf
+    try:
+        return float(_epsilon_prime(epsilon, delta, m, support_size))
+    except ValueError:
+        return math.inf
 
 
 def delta_min(epsilon: float, eps_prime: float, m: int, support_size: int) -> float:
     """Corollary 3, clipped to 1."""
-    if HAVE_BOUNDS:
-        return float(_delta_min(epsilon, eps_prime, m, support_size))
-    gap = math.exp(-epsilon) - math.exp(-eps_prime)
-    return min(1.0, math.exp(_log_num_subsets(support_size) - 2.0 * m * gap * gap))
+    return float(_delta_min(epsilon, eps_prime, m, support_size))

@@ -38,18 +38,10 @@ EXAMPLE1_EPS = math.log(9 / 8)
 
 
 def k_singular(n: int, k: int) -> np.ndarray:
-    """Circulant k-singular mechanism: doubly stochastic, entries 0 or 1/k (core paper, Example 2)."""
-    try:  # the lead's closed-form module, once merged
-        from pml_design.mechanisms.closed_form import k_singular_mechanism  # type: ignore[import-not-found]
+    """Circulant k-singular mechanism (core paper, Example 2), from the library's closed forms."""
+    from pml_design.mechanisms.closed_form import k_singular as _k_singular
 
-        return np.asarray(k_singular_mechanism(n, k), dtype=float)
-    except ImportError:
-        pass
-    w = np.zeros((n, n))
-    for x in range(n):
-        for j in range(k):
-            w[x, (x + j) % n] = 1.0 / k
-    return w
+    return _k_singular(n, k).matrix.copy()
 
 
 def d_inf(w: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -65,7 +65,6 @@ def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") 
     )
     summary = {
         "figure": "core paper Fig. 3",
-        "uses_pml_design_bounds": H.HAVE_BOUNDS,
         "a": {"N": N, "epsilon": EPS_A, "epsilon_prime": eps_prime, "delta_min": {str(m): dmin[m] for m in MS_A}},
         "b": {"N": N, "delta": DELTA_B, "m": ms_b, "epsilon_prime": {f"{e:.6f}": epsp[e] for e in EPS_B}},
     }

@@ -46,21 +46,6 @@ def test_fig2_bound_holds_and_is_tight(tmp_path: pathlib.Path) -> None:
                 assert chk["d_inf_worst_q"] == pytest.approx(chk["bound"], rel=1e-9)
 
 
-def test_fig2_fallback_bounds_agree_with_library() -> None:
-    helpers = _load("_additive_figs")
-    if not helpers.HAVE_BOUNDS:
-        pytest.skip("pml_design.bounds not merged yet")
-    helpers.HAVE_BOUNDS = False
-    try:
-        local = [helpers.sensitivity_bound(math.log(9 / 8), np.array([0.4, 0.2, 0.2, 0.2]), b) for b in (0.1, 0.3)]
-        local += [helpers.epsilon_prime(math.log(5), 1e-5, 10**4, 20), helpers.delta_min(math.log(5), 2.0, 10**4, 20)]
-    finally:
-        helpers.HAVE_BOUNDS = True
-    lib = [helpers.sensitivity_bound(math.log(9 / 8), np.array([0.4, 0.2, 0.2, 0.2]), b) for b in (0.1, 0.3)]
-    lib += [helpers.epsilon_prime(math.log(5), 1e-5, 10**4, 20), helpers.delta_min(math.log(5), 2.0, 10**4, 20)]
-    np.testing.assert_allclose(local, lib, rtol=1e-12)
-
-
 def test_fig3_tradeoffs(tmp_path: pathlib.Path) -> None:
     s = _load("fig_pml_fig3").run(quick=True, outdir=tmp_path)
     _files_written(tmp_path, "fig_pml_fig3")

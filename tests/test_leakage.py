@@ -89,7 +89,7 @@ def test_zero_count_per_column_respects_region(n, seed, eps):
     p = rng.dirichlet(np.ones(n))
     W = random_mechanism(rng, n, n, zero_frac=0.4)
     e = pd.epsilon_min(W, p)
-    k = pd.privacy_region(p, e)
+    k = pd.privacy_region(p, e + 1e-9)  # boundary ties: eps_min may equal a threshold up to rounding
     zeros = (W == 0).sum(axis=0)
     occurs = W.max(axis=0) > 0
     assert np.all(zeros[occurs] <= k - 1)
