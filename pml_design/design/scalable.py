@@ -195,38 +195,120 @@ def _chord_knapsack(lo, hi, f_lo, f_hi, nu, lam_free=None):
     return val, c
 
 
-def _feasible_from(c_rel: np.ndarray, lo: np.ndarray, hi: np.ndarray, st: SliceStructure, s: float):
-    """Round a relaxation solution to a feasible vertex at level s (coordinates at s / T(s), one free)."""
-    T = float(st.top(s))
+def _vertices_from_pattern(top: np.ndarray, free: np.ndarray, st: SliceStructure) -> list[np.ndarray]:
+    """Feasible vertices of K1 sharing a relaxation's pattern (``top`` mask; ``free`` indices may go either way).
+
+    Family (b): tops at ``T(S)``, the rest at ``S`` with ``S = (1 − a m)/(b m + 1 − m)``, ``m = ν(tops)``;
+    family (a) (when ``S = 0`` is allowed): tops at ``T(0)``, one free coordinate solving ``ν·c = 1``, rest 0.
+    """
     nu = st.nu
-    at_top = c_rel >= hi - 1e-12
-    at_bot = c_rel <= lo + 1e-12
-    free = np.flatnonzero(~at_top & ~at_bot)
-    c = np.where(at_top, T, s).astype(float)
-    if free.size:
-        f = int(free[0])
-        rest = nu @ c - nu[f] * c[f]
-        if nu[f] <= 0:
-            return None
-        c[f] = (1.0 - rest) / nu[f]
-    else:
-        # adjust the coordinate with the largest nu to absorb rounding
-        f = int(np.argmax(nu))
-        rest = nu @ c - nu[f] * c[f]
-        c[f] = (1.0 - rest) / nu[f]
-    if c[f] < s - 1e-12 or c[f] > T + 1e-12:
-        return None
-    return np.clip(c, s, T)
+    out: list[np.ndarray] = []
+    patterns = [top.copy()]
+    for f in free[:2]:
+        t2 = top.copy()
+        t2[f] = True
+        patterns.append(t2)
+    for U in patterns:
+        m = float(nu[U].sum())
+        denom = st.b * m + (1.0 - m)
+        if st.b > 0 and 0 < m < 1 and denom > 0:
+            S = (1.0 - st.a * m) / denom
+            T = st.a + st.b * S
+            if S >= 0 and S <= T:
+                out.append(np.where(U, T, S))
+    if st.s_lo == 0.0:
+        T0 = float(st.top(0.0))
+        base = np.where(top, T0, 0.0)
+        rem = 1.0 - nu @ base
+        cands = list(free[:3]) + list(np.flatnonzero(~top)[:3])
+        for f in cands:
+            if nu[f] <= 0 or top[f]:
+                continue
+            cf = rem / nu[f]
+            if 0 <= cf <= T0 * (1 + 1e-12):
+                c = base.copy()
+                c[f] = min(cf, T0)
+                out.append(c)
+    return out
+
+
+def _in_slice(c: np.ndarray, st: SliceStructure) -> bool:
+    return bool(
+        c.min() >= -1e-15
+        and abs(st.nu @ c - 1.0) <= 1e-9
+        and c.max() <= float(st.top(c.min())) * (1 + 1e-12) + 1e-15
+    )
+
+
+def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[float, np.ndarray | None]:
+    """Heuristic pricing over structured vertices: prefixes in ascending ``λ_x/ν_x`` order.
+
+    Family (a) (S = 0): prefix at ``T0``, one free coordinate anywhere, rest 0; family (b) (S > 0): prefix at
+    ``T(S)``, rest at ``S``, with ``S`` fixed by ``ν·c = 1``. Exact values; no optimality claim.
+    """
+    nu = st.nu
+    n = nu.shape[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(nu > 0, lam / np.where(nu > 0, nu, 1.0), np.inf)
+    order = np.argsort(kappa, kind="stable")
+    best_v, best_c = -np.inf, None
+
+    def consider(C):
+        nonlocal best_v, best_c
+        if C.shape[0] == 0:
+            return
+        vals = (phi(C) - lam * C).sum(axis=1) + const
+        i = int(np.argmax(vals))
+        if vals[i] > best_v:
+            best_v, best_c = float(vals[i]), C[i].copy()
+
+    prefix_mass = np.concatenate([[0.0], np.cumsum(nu[order])])  # mass of the first k items
+    if st.s_lo == 0.0:
+        T0 = float(st.top(0.0))
+        for k in range(n):
+            rem = 1.0 - T0 * prefix_mass[k]
+            if rem < -1e-12:
+                break
+            c = np.zeros(n)
+            c[order[:k]] = T0
+            free = order[k:]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cf = rem / nu[free]
+            ok = (cf >= 0) & (cf <= T0 * (1 + 1e-12))
+            if not np.any(ok):
+                continue
+            C = np.tile(c, (int(ok.sum()), 1))
+            C[np.arange(C.shape[0]), free[ok]] = np.minimum(cf[ok], T0)
+            consider(C)
+    if st.b > 0 and st.s_hi > 0:
+        ks = np.arange(1, n)
+        mass = prefix_mass[1:n]
+        S = (1.0 - st.a * mass) / (st.b * mass + (1.0 - mass))
+        T = st.a + st.b * S
+        ok = (S >= st.s_lo - 1e-15) & (S <= T)
+        if np.any(ok):
+            ks, S, T = ks[ok], np.maximum(S[ok], 0.0), T[ok]
+            top = np.arange(n)[None, :] < ks[:, None]
+            C = np.empty((ks.shape[0], n))
+            C[:, order] = np.where(top, T[:, None], S[:, None])
+            consider(C)
+    return best_v, best_c
 
 
 def separable_pricing(
     phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 4000, rtol: float = 1e-9,
     incumbent: float = -np.inf,
 ) -> tuple[float, np.ndarray | None, float, int]:
-    """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c``.
+    """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c`` (a separable convex maximisation).
 
-    Returns ``(best_value, best_ray, upper_bound, nodes)``; ``upper_bound`` is valid even if the node limit
-    is hit.
+    Nodes are (S-interval, per-coordinate interval) boxes containing every feasible point of their region;
+    their bound replaces each term by its chord on the interval (a concave overestimator of a convex function)
+    and solves the fractional knapsack over ``ν·c = 1``. Nodes whose bound cannot beat ``incumbent`` are pruned,
+    and every pruned or unexplored node's bound is kept, so the returned upper bound is always valid.
+
+    Returns
+    -------
+    (best_value, best_ray, upper_bound, nodes)
     """
     nu = st.nu
     n = nu.shape[0]
@@ -235,80 +317,83 @@ def separable_pricing(
         return phi(c) - lam * c
 
     best_v, best_c = -np.inf, None
+    closed_ub = -np.inf  # max bound over nodes discarded without full resolution
 
-    def node_bound(s_lo, s_hi, lo, hi):
+    def node_bound(lo, hi):
         rel = _chord_knapsack(lo, hi, psi(lo), psi(hi), nu)
         if rel is None:
             return None
         return rel[0] + const, rel[1]
 
-    def try_feasible(c_rel, lo, hi, s_lo, s_hi):
+    def try_feasible(c_rel, lo, hi):
         nonlocal best_v, best_c
-        for s in {s_lo, s_hi, 0.5 * (s_lo + s_hi), float(np.clip(c_rel.min(), s_lo, s_hi))}:
-            c = _feasible_from(c_rel, lo, hi, st, s)
-            if c is None:
-                continue
-            if c.max() > st.top(c.min()) * (1 + 1e-12) + 1e-15:
+        at_top = c_rel >= hi - 1e-12
+        at_bot = c_rel <= lo + 1e-12
+        free = np.flatnonzero(~at_top & ~at_bot)
+        cands = _vertices_from_pattern(at_top, free, st)
+        if _in_slice(c_rel, st):
+            cands.append(c_rel)
+        for c in cands:
+            if not _in_slice(c, st):
                 continue
             v = float(np.sum(psi(c)) + const)
             if v > best_v:
                 best_v, best_c = v, c
 
-    s_lo0, s_hi0 = st.s_lo, st.s_hi
-    lo0 = np.full(n, s_lo0)
-    hi0 = np.full(n, float(st.top(s_hi0)))
+    lo0 = np.full(n, st.s_lo)
+    hi0 = np.full(n, float(st.top(st.s_hi)))
     heap: list = []
     counter = 0
-    root = node_bound(s_lo0, s_hi0, lo0, hi0)
+    root = node_bound(lo0, hi0)
     if root is None:
         return -np.inf, None, -np.inf, 0
-    heapq.heappush(heap, (-root[0], counter, s_lo0, s_hi0, lo0, hi0, root[1]))
+    heapq.heappush(heap, (-root[0], counter, st.s_lo, st.s_hi, lo0, hi0, root[1]))
     nodes = 0
     while heap and nodes < max_nodes:
         negub, _, s_lo, s_hi, lo, hi, c_rel = heapq.heappop(heap)
         ub = -negub
         nodes += 1
-        try_feasible(c_rel, lo, hi, s_lo, s_hi)
+        try_feasible(c_rel, lo, hi)
         target = max(best_v, incumbent)
         if ub <= target + rtol * max(1.0, abs(target)):
+            closed_ub = max(closed_ub, ub)
             continue
-        # choose a branching direction: the fractional coordinate's chord gap vs the S-interval width
         frac = np.flatnonzero((c_rel > lo + 1e-12) & (c_rel < hi - 1e-12))
+        f = int(frac[0]) if frac.size else -1
         gap_f = 0.0
-        f = -1
-        if frac.size:
-            f = int(frac[0])
+        if f >= 0:
             chord = psi(lo)[f] + (psi(hi)[f] - psi(lo)[f]) * (c_rel[f] - lo[f]) / (hi[f] - lo[f])
-            gap_f = chord - float(psi(np.array([c_rel[f]]) * np.ones(n))[f]) if False else chord - float(
-                (phi(np.full(n, c_rel[f])) - lam * c_rel[f])[f]
-            )
+            val_f = float((phi(np.full(n, c_rel[f])) - lam * c_rel[f])[f])
+            gap_f = chord - val_f
         children = []
-        if s_hi - s_lo > 1e-10 and (gap_f < 0.5 * (ub - target) or f < 0):
+        if s_hi - s_lo > 1e-12 and (f < 0 or gap_f < 0.5 * (ub - target)):
             mid = 0.5 * (s_lo + s_hi)
             for a_, b_ in ((s_lo, mid), (mid, s_hi)):
-                l2 = np.maximum(lo, a_)
-                h2 = np.minimum(hi, float(st.top(b_)))
-                if np.all(l2 <= h2 + 1e-15):
-                    children.append((a_, b_, l2, np.maximum(h2, l2)))
-        elif f >= 0:
+                children.append((a_, b_, np.maximum(lo, a_), np.minimum(hi, float(st.top(b_)))))
+        elif f >= 0 and hi[f] - lo[f] > 1e-13:
             cut = c_rel[f]
-            l_left, h_left = lo.copy(), hi.copy()
+            h_left = hi.copy()
             h_left[f] = cut
-            l_right, h_right = lo.copy(), hi.copy()
+            l_right = lo.copy()
             l_right[f] = cut
-            children = [(s_lo, s_hi, l_left, h_left), (s_lo, s_hi, l_right, h_right)]
+            children = [(s_lo, s_hi, lo, h_left), (s_lo, s_hi, l_right, hi)]
         else:
+            closed_ub = max(closed_ub, ub)  # cannot refine further: keep its bound
             continue
         for a_, b_, l2, h2 in children:
-            nb = node_bound(a_, b_, l2, h2)
+            if np.any(l2 > h2 + 1e-15):
+                continue  # empty region
+            h2 = np.maximum(h2, l2)
+            nb = node_bound(l2, h2)
             if nb is None:
-                continue
-            if nb[0] <= max(best_v, incumbent) + rtol * max(1.0, abs(best_v)):
+                continue  # no point with nu.c = 1 in this box
+            if nb[0] <= max(best_v, incumbent):
+                closed_ub = max(closed_ub, nb[0])
                 continue
             counter += 1
             heapq.heappush(heap, (-nb[0], counter, a_, b_, l2, h2, nb[1]))
     open_ub = max([-h[0] for h in heap], default=-np.inf)
-    upper = max(best_v, open_ub)
+    upper = max(best_v, open_ub, closed_ub)
     return best_v, best_c, upper, nodes
 
 
@@ -434,8 +519,16 @@ def column_generation(
                 master.add(C[new], util.mu(C[new].T, prior), np.zeros(new.size, dtype=int))
         elif sep is not None:
             phi, const = sep
-            best_rc, c, ub_rc, nodes = separable_pricing(phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12)
-            nodes_total += nodes
+            thresh = rtol * max(1.0, abs(value))
+            best_rc, c = prefix_candidates(phi, const, lam, st)
+            ub_rc = np.inf
+            if best_rc <= thresh:  # no improving column from the heuristic: prove (or find one) by B&B
+                bb_v, bb_c, ub_rc, nodes = separable_pricing(
+                    phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12, incumbent=max(best_rc, thresh)
+                )
+                nodes_total += nodes
+                if bb_v > best_rc:
+                    best_rc, c = bb_v, bb_c
             if c is not None and best_rc > rtol * max(1.0, abs(value)):
                 master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
         else:
