@@ -229,3 +229,13 @@ def test_utility_values_closed_forms():
     assert as_utility("total_variation_information").value(W, p) == pytest.approx(0.5)
     for u in ("mutual_information", "chi_square_information", "total_variation_information"):
         assert as_utility(u).value(np.full((2, 2), 0.5), p) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_repair_weight_ignores_slack_columns():
+    # one column far inside the bound (large negative excess) must not inflate the mixing weight
+    p = np.array([0.6, 0.4])
+    W = np.array([[0.5, 0.5 - 1e-3, 1e-3], [0.5, 1e-3, 0.5 - 1e-3]])
+    eps = pd.leakage_capacity(W, p) - 1e-9
+    cert = certify(W, pd.L1Ball(p, 0.0), eps)
+    assert 0 < cert.repair_weight < 1e-6
+    assert pd.leakage_capacity(cert.matrix, p) <= eps + 1e-12

@@ -63,6 +63,7 @@ __all__ = [
     "in_cone",
     "rays_cdd",
     "solve_ray_lp",
+    "tradeoff_curve",
 ]
 
 #: Default cvxpy solver for linear/concave designs (measured in ``benchmarks/bench_designer.py``).
@@ -82,6 +83,14 @@ def _utility_prior(uset: UncertaintySet, prior: object | None) -> np.ndarray:
         f"prior is required to evaluate the utility for {fmt(uset)} (e.g. prior=np.full(N, 1/N)); "
         "it defaults to the center of an L1Ball or the single distribution of a prior"
     )
+
+
+def _scalable_opts(options: dict | None) -> dict:
+    opts = dict(options or {})
+    unknown = set(opts) - {"time_limit", "max_nodes"}
+    if unknown:
+        raise ValueError(f"solver_options for method='scalable' accept 'time_limit' and 'max_nodes', got {sorted(unknown)}")
+    return opts
 
 
 def _check_solver(solver: str | None) -> str | None:
@@ -191,7 +200,8 @@ def design(
     form : str, default "auto"
         Polytope form for convex designs (see :func:`build_polytope`).
     solver_options : dict, optional
-        Passed to ``cvxpy.Problem.solve``.
+        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600) and
+        ``max_nodes`` (branch-and-bound nodes per pricing call, default 4000).
 
     Returns
     -------
@@ -223,7 +233,7 @@ def design(
                 raise ValueError("method 'scalable' supports linear and sub-convex utilities, not a ConcaveUtility")
             from .scalable import design_scalable  # noqa: PLC0415
 
-            return design_scalable(uset, eps, util, p_util, solver=solver_name)
+            return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))
         method_used = "convex"
         if isinstance(util, LinearUtility):
             if util.gain.shape[0] != uset.size:
@@ -252,7 +262,7 @@ def design(
         if method == "scalable" or (method == "auto" and uset.size > MAX_EXACT_SIZE):
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
-            return design_scalable(uset, eps, util, p_util, solver=solver_name)  # type: ignore[arg-type]
+            return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]
         method_used = "exact"
         used_solver = solver_name or "HIGHS_SCIPY"
         raw, upper, status, t_solve, info = _design_subconvex_exact(uset, eps, util, p_util, solver_name)  # type: ignore[arg-type]
@@ -278,3 +288,6 @@ def design(
         solve_time=t_solve,
         info=info | {"capacity_before_repair": cert.capacity_before_repair},
     )
+
+
+from .tradeoff import tradeoff_curve  # noqa: E402  (uses design())

@@ -81,7 +81,8 @@ def _mixing_weight(W: np.ndarray, uset: UncertaintySet, epsilon: float) -> float
         return 0.0
     if e == 1.0:
         return 1.0
-    lam = excess / (excess + u * (e - 1.0))
+    pos = excess[excess > 0]
+    lam = pos / (pos + u * (e - 1.0))
     return float(np.clip(lam.max(), 0.0, 1.0))
 
 
