@@ -125,6 +125,12 @@ def _read_csv_column(path: str, column: str, delimiter: str | None) -> list[str]
     return kept
 
 
+def _less_noise(context_free: float, pml: float) -> str:
+    """``"2.04x less noise"`` / ``"1.3x more noise"`` for a PML scale against the context-free one."""
+    r = context_free / pml
+    return f"PML needs {r:.3g}x less noise" if r >= 1 else f"PML needs {1 / r:.3g}x more noise (too few samples)"
+
+
 def _read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional)."""
     p = pathlib.Path(path)
@@ -164,9 +170,17 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     t_start = time.perf_counter()
     show = not args.no_progress and not args.json
-    steps = progress_bar(total=5, desc="demo", enabled=show)
     data = pd.load_adult()
-    codes, cats = data.categorical(args.attribute)
+    try:
+        codes, cats = data.categorical(args.attribute)
+    except ValueError as exc:
+        raise CliError(f"argument --attribute: {exc}") from None
+    with progress_bar(total=5, desc="demo", enabled=show) as steps:
+        return _demo_steps(args, pd, as_utility, steps, codes, cats, t_start)
+
+
+def _demo_steps(args: argparse.Namespace, pd: Any, as_utility: Any, steps: Any, codes: np.ndarray, cats: list[str],
+                t_start: float) -> int:
     n = len(cats)
     m = int(args.samples)
     if not 1 <= m < codes.size:
@@ -215,7 +229,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot_path = _demo_plot(args.plot, cats, truth, estimates, rows, args)
     steps.update()
-    steps.close()
+    steps.close()  # before printing
     elapsed = time.perf_counter() - t_start
 
     summary = {
@@ -416,7 +430,7 @@ def _run_calibrate_laplace(args: argparse.Namespace) -> int:
         return 0
     print(f"Laplace scale for ({args.epsilon:g}, {args.delta:g})-PML with p_hat_min={args.p_hat_min:g} from "
           f"m={args.m} samples: b = {b:.6g}  (eq. (16) at b gives epsilon = {check:.6g})")
-    print(f"epsilon-LDP scale 2/epsilon = {b_ldp:.6g}  ->  PML needs {b_ldp / b:.3g}x less noise")
+    print(f"epsilon-LDP scale 2/epsilon = {b_ldp:.6g}  ->  {_less_noise(b_ldp, b)}")
     return 0
 
 
@@ -472,7 +486,7 @@ def _run_calibrate_gaussian(args: argparse.Namespace) -> int:
           f"(delta2={d2:g}): sigma = {sigma:.6g}")
     print(f"certified at sigma: epsilon* = {g.epsilon_star:.6g}, delta* = {g.delta_star:.3g} "
           f"(delta1 = {g.delta1:.3g}, threshold epsilon = {eps:.4g})")
-    print(f"(epsilon, delta)-pLDP sigma = {sigma_pldp:.6g}  ->  PML needs {sigma_pldp / sigma:.3g}x less noise")
+    print(f"(epsilon, delta)-pLDP sigma = {sigma_pldp:.6g}  ->  {_less_noise(sigma_pldp, sigma)}")
     return 0
 
 
@@ -508,12 +522,15 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
                "dp_scale": g.dp_scale}
         line = (f"for ({args.epsilon:g}, {args.delta:g})-PML; alpha = {g.alpha:.4g} from m={m} samples "
                 f"(radius {g.radius:.4g})")
+        if g.alpha <= 0:
+            line += ("; alpha = 0 because the radius exceeds twice the smallest estimated bin probability, so the "
+                     "PML scale is the DP scale (more samples or a larger delta help)")
     out["reference"] = "histogram paper, Theorem 4, eq. (1)"
     if args.json:
         _print_json(out)
         return 0
     print(f"Laplace histogram scale {line}: b = {b:.6g}")
-    print(f"epsilon-DP scale 2/epsilon = {out['dp_scale']:.6g}  ->  PML needs {out['dp_scale'] / b:.3g}x less noise")
+    print(f"epsilon-DP scale 2/epsilon = {out['dp_scale']:.6g}  ->  {_less_noise(out['dp_scale'], b)}")
     return 0
 
 
@@ -647,6 +664,16 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _nonneg_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return v
+
+
 def _nonneg_int(text: str) -> int:
     try:
         v = int(text)
@@ -722,7 +749,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=_positive_float, required=True, help="privacy parameter epsilon")
     rad = p.add_mutually_exclusive_group(required=True)
     rad.add_argument("--delta", type=_probability, help="failure probability; the radius is beta*(delta)")
-    rad.add_argument("--radius", type=float, help="l1 radius of the uncertainty ball, given directly")
+    rad.add_argument("--radius", type=_nonneg_float, help="l1 radius of the uncertainty ball, given directly")
     p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
@@ -791,6 +818,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Library parameter names -> the command-line option that sets them (to name the argument in errors).
+_OPTION_OF = {
+    "epsilon": "--epsilon", "delta": "--delta", "delta2": "--delta2", "radius": "--radius", "alpha": "--alpha",
+    "p_hat_min": "--p-hat-min", "p_hat": "--p-hat", "m": "--m", "solver": "--solver", "utility": "--utility",
+    "method": "--method", "counts": "--counts", "samples": "--samples", "name": "--attribute",
+}
+
+
+def _name_argument(message: str) -> str:
+    """Prefix a library error message with the command-line option it is about (``argument --x: ...``)."""
+    if message.startswith("argument "):
+        return message
+    first = message.split(" ", 1)[0].strip("'\"")
+    opt = _OPTION_OF.get(first)
+    return f"argument {opt}: {message}" if opt else message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pml-design`` console script; returns the exit status.
 
@@ -818,8 +862,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PML_DESIGN_DEBUG"):
             raise
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        sys.stderr.write(f"{PROG}: error: {msg}\n")
+        sys.stderr.write(f"{PROG}: error: {_name_argument(msg)}\n")
         return 2
+    except BrokenPipeError:  # e.g. `pml-design design ... --json | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except RuntimeError as exc:  # SolverFailedError and friends
         sys.stderr.write(f"{PROG}: error: {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
         return 1
