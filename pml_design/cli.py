@@ -175,6 +175,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         codes, cats = data.categorical(args.attribute)
     except ValueError as exc:
         raise CliError(f"argument --attribute: {exc}") from None
+    if not 1 <= int(args.samples) < codes.size:
+        raise CliError(f"argument --samples: must lie in [1, {codes.size - 1}] for {args.attribute!r}, got {args.samples}")
     with progress_bar(total=5, desc="demo", enabled=show) as steps:
         return _demo_steps(args, pd, as_utility, steps, codes, cats, t_start)
 
@@ -183,8 +185,6 @@ def _demo_steps(args: argparse.Namespace, pd: Any, as_utility: Any, steps: Any, 
                 t_start: float) -> int:
     n = len(cats)
     m = int(args.samples)
-    if not 1 <= m < codes.size:
-        raise CliError(f"argument --samples: must lie in [1, {codes.size - 1}] for {args.attribute!r}, got {m}")
     rng = np.random.default_rng(args.seed)
     perm = rng.permutation(codes.size)
     sample, records = codes[perm[:m]], codes[perm[m:]]
@@ -500,6 +500,8 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
                "dp_scale": pd.histogram_dp_scale_for(args.epsilon)}
         line = f"for epsilon-PML when every bin has probability >= alpha={args.alpha:g}"
     else:
+        if args.counts is None and args.csv is None:
+            raise CliError("argument --alpha: give --alpha, or --counts/--csv with --delta")
         if args.delta is None:
             raise CliError("argument --delta: required with --counts/--csv (or give --alpha)")
         if args.counts is not None:
