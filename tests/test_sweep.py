@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
 
 import joblib
 import numpy as np
@@ -130,9 +132,21 @@ def test_dask_backend_with_local_cluster_gives_identical_results():
             distributed.Client(lc) as client:
         by_name = sweep(noisy_mean, TASKS, seed=9, repetitions=2, backend="dask")
         by_client = sweep(noisy_mean, TASKS, seed=9, repetitions=2, backend=client, progress=True)
+        fig1 = _load_fig1()
+        rows_dask = fig1.figure1_rows(**fig1.QUICK, backend="dask")
     assert by_name.backend == "dask" and by_client.backend == "dask"
     assert _means(by_name) == ref
     assert _means(by_client) == ref
+    # a figure script's sweep: the same rows on a cluster as in the calling process
+    assert rows_dask == fig1.figure1_rows(**fig1.QUICK, backend="sequential")
+
+
+def _load_fig1():
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "fig_histogram_fig1.py"
+    spec = importlib.util.spec_from_file_location("fig_histogram_fig1_sweeptest", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def test_ray_backend_if_installed():
