@@ -40,16 +40,17 @@ from pml_design.cli import call_run, list_scripts, load_script  # noqa: E402
 #: script -> (planned mode, expected seconds in that mode, expected seconds quick) on 2 cores.
 #: Measured with ``python -m benchmarks`` (see summary.md); scripts not listed run quick.
 PLAN: dict[str, tuple[str, float, float]] = {
-    "fig_pml_fig2": ("full", 20.0, 3.0),
+    "fig_pml_fig2": ("full", 5.0, 3.0),
     "fig_pml_fig3": ("full", 5.0, 3.0),
-    "fig_pml_fig4": ("full", 60.0, 5.0),
-    "fig_pml_fig5": ("full", 60.0, 5.0),
-    "fig_pml_fig67": ("full", 40.0, 5.0),
-    "fig_histogram_fig1": ("full", 60.0, 5.0),
-    "fig_flexible_fig3": ("quick", 10.0, 10.0),
-    "example_histogram_adult": ("full", 20.0, 5.0),
-    "bench_flexible": ("quick", 15.0, 15.0),
-    "bench_designer": ("quick", 60.0, 60.0),
+    "fig_pml_fig4": ("full", 20.0, 4.0),
+    "fig_pml_fig5": ("full", 15.0, 4.0),
+    "fig_pml_fig67": ("full", 10.0, 4.0),
+    "fig_histogram_fig1": ("full", 10.0, 3.0),
+    "fig_flexible_fig3": ("full", 25.0, 4.0),
+    "example_histogram_adult": ("full", 5.0, 3.0),
+    "bench_flexible": ("full", 40.0, 5.0),
+    # full size enumerates extreme rays up to N = 16 and needs far more than 10 minutes: quick
+    "bench_designer": ("quick", 5.0, 5.0),
 }
 
 
