@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import pathlib
 import time
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ import numpy as np
 
 from pml_design.histogram import histogram_dp_scale_for, histogram_scale_for
 from pml_design.histogram_release import laplace_histogram, total_variation_distance
+from pml_design.sweep import BACKEND_ENV, sweep
 
 SEED = 20250101
 N_RECORDS = 1000
@@ -72,10 +74,14 @@ def figure1_rows(
     n: int = N_RECORDS,
     seed: int = SEED,
     progress: bool = False,
+    backend: object = None,
+    n_jobs: int | None = None,
 ) -> list[dict]:
-    """All points of Figure 1 as rows (panel, k, alpha (None for DP), method, epsilon, scale, TVD stats)."""
-    from tqdm import tqdm
+    """All points of Figure 1 as rows (panel, k, alpha (None for DP), method, epsilon, scale, TVD stats).
 
+    The points run through :func:`pml_design.sweep.sweep` (``backend``/``n_jobs`` as there: local processes by
+    default, Dask or Ray on a cluster); the rows do not depend on the backend.
+    """
     jobs = []
     for k in ks_a:
         for eps in eps_a:
@@ -88,14 +94,20 @@ def figure1_rows(
             jobs.append(("b", k, None, "DP", eps, histogram_dp_scale_for(eps)))
             if alpha_b <= 1.0 / k:
                 jobs.append(("b", k, alpha_b, "PML", eps, histogram_scale_for(eps, alpha_b, n_bins=k)))
-    rows = []
-    for panel, k, a, method, eps, b in tqdm(jobs, disable=not progress, desc="Figure 1"):
-        mean, std, sem = tvd_stats(k, b, repetitions, seed + 1000 * k, n)
-        rows.append(
-            {"panel": panel, "k": k, "alpha": a, "method": method, "epsilon": float(eps), "scale": b,
-             "tvd_mean": mean, "tvd_std": std, "tvd_sem": sem, "repetitions": repetitions, "n": n}
-        )
-    return rows
+    tasks = [dict(panel=panel, k=k, alpha=a, method=method, epsilon=float(eps), scale=b, repetitions=repetitions,
+                  seed=seed, n=n) for panel, k, a, method, eps, b in jobs]
+    # seeds are explicit (common random numbers per k), so the sweep passes no generator: identical results on
+    # every backend
+    return sweep(_point, tasks, rng_arg=None, backend=backend, n_jobs=n_jobs, progress=progress,
+                 desc="Figure 1").values
+
+
+def _point(panel: str, k: int, alpha: float | None, method: str, epsilon: float, scale: float, repetitions: int,
+           seed: int, n: int) -> dict:
+    """One point of Figure 1 (a sweep task)."""
+    mean, std, sem = tvd_stats(k, scale, repetitions, seed + 1000 * k, n)
+    return {"panel": panel, "k": k, "alpha": alpha, "method": method, "epsilon": epsilon, "scale": scale,
+            "tvd_mean": mean, "tvd_std": std, "tvd_sem": sem, "repetitions": repetitions, "n": n}
 
 
 def _plot(rows: list[dict], cfg: dict, path: pathlib.Path) -> None:
@@ -184,13 +196,16 @@ def qualitative_claims(rows: list[dict]) -> dict[str, bool]:
             "relative_gap_largest_at_large_eps": bool(rel_large)}
 
 
-def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", progress: bool = False) -> dict:
+def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", progress: bool = False,
+        backend: object = None, n_jobs: int | None = None) -> dict:
     """Compute Figure 1, write ``fig_histogram_fig1.{png,csv,json}`` into ``outdir``, return a summary."""
     cfg = QUICK if quick else FULL
     out = pathlib.Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    rows = figure1_rows(**cfg, progress=progress)
+    if backend is None and quick:  # a few milliseconds of work: worker processes would only add start-up time
+        backend = os.environ.get(BACKEND_ENV) or "sequential"
+    rows = figure1_rows(**cfg, progress=progress, backend=backend, n_jobs=n_jobs)
     compute_s = time.perf_counter() - t0
     with open(out / "fig_histogram_fig1.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -224,5 +239,6 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="small run (a few seconds)")
     parser.add_argument("--outdir", default="benchmarks/results")
     parser.add_argument("--progress", action="store_true", help="show a progress bar")
+    parser.add_argument("--backend", default=None, help="sweep backend: loky (default), threading, dask, ray")
     args = parser.parse_args()
-    run(quick=args.quick, outdir=args.outdir, progress=args.progress)
+    run(quick=args.quick, outdir=args.outdir, progress=args.progress, backend=args.backend)

@@ -9,6 +9,7 @@ Usage: ``python benchmarks/fig_pml_fig4.py [--quick] [--outdir DIR]``.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -19,6 +20,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _additive_figs as H  # noqa: E402
 
 from pml_design.additive_adult import adult_laplace_experiment  # noqa: E402
+from pml_design.sweep import BACKEND_ENV, sweep  # noqa: E402
 
 EPSILONS = (0.25, 0.5, 0.75, 1.0)
 DELTA = 1e-9
@@ -31,15 +33,28 @@ def ms_grid(quick: bool) -> np.ndarray:
     return np.unique(np.round(np.logspace(2, np.log10(48_842), 15)).astype(np.int64))
 
 
-def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", seed: int = H.SEED) -> dict:
+def _feature_experiment(feature: str, ms: object, epsilons: object, deltas: object, reps: int, seed: int) -> tuple:
+    """One feature's experiment and its run time (a sweep task)."""
+    t0 = time.perf_counter()
+    res = adult_laplace_experiment(feature, ms, epsilons, deltas, reps, rng=seed)
+    return res, time.perf_counter() - t0
+
+
+def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", seed: int = H.SEED, *,
+        progress: bool = False, backend: object = None, n_jobs: int | None = None) -> dict:
+    """Run the figure (features through :func:`pml_design.sweep.sweep`; ``backend``/``n_jobs`` as there)."""
     out = H.outdir_path(outdir)
     ms = ms_grid(quick)
     reps = 10 if quick else 100
-    results, timings = {}, {}
-    for i, feat in enumerate(FEATURES):
-        t0 = time.perf_counter()
-        results[feat] = adult_laplace_experiment(feat, ms, EPSILONS, (DELTA, 0.0), reps, rng=seed + i)
-        timings[feat] = time.perf_counter() - t0
+    if backend is None and quick:  # about a second of work: worker processes would only add start-up time
+        backend = os.environ.get(BACKEND_ENV) or "sequential"
+    # one sweep task per feature, seeded explicitly (seed + i): identical results on every backend
+    tasks = [dict(feature=feat, ms=ms, epsilons=EPSILONS, deltas=(DELTA, 0.0), reps=reps, seed=seed + i)
+             for i, feat in enumerate(FEATURES)]
+    done = sweep(_feature_experiment, tasks, rng_arg=None, backend=backend, n_jobs=n_jobs, progress=progress,
+                 desc="features").values
+    results = {feat: r for feat, (r, _) in zip(FEATURES, done)}
+    timings = {feat: t for feat, (_, t) in zip(FEATURES, done)}
 
     fig, axes = H.plt.subplots(1, 2, figsize=(11, 4), sharey=False)
     for ax, feat in zip(axes, FEATURES):
@@ -94,5 +109,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--outdir", default="benchmarks/results")
+    ap.add_argument("--progress", action="store_true", help="show a progress bar")
+    ap.add_argument("--backend", default=None, help="sweep backend: loky (default), threading, dask, ray")
     args = ap.parse_args()
-    run(quick=args.quick, outdir=args.outdir)
+    run(quick=args.quick, outdir=args.outdir, progress=args.progress, backend=args.backend)

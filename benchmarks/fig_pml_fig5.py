@@ -7,6 +7,7 @@ Usage: ``python benchmarks/fig_pml_fig5.py [--quick] [--outdir DIR]``.
 from __future__ import annotations
 
 import argparse
+import os
 import math
 import pathlib
 import sys
@@ -19,20 +20,34 @@ import _additive_figs as H  # noqa: E402
 from fig_pml_fig4 import FEATURES, ms_grid  # noqa: E402
 
 from pml_design.additive_adult import adult_laplace_experiment  # noqa: E402
+from pml_design.sweep import BACKEND_ENV, sweep  # noqa: E402
 
 EPSILON = math.log(2)
 DELTAS = (1e-3, 1e-6, 1e-9, 1e-12, 1e-15, 0.0)
 
 
-def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", seed: int = H.SEED) -> dict:
+def _feature_experiment(feature: str, ms: object, epsilons: object, deltas: object, reps: int, seed: int) -> tuple:
+    """One feature's experiment and its run time (a sweep task)."""
+    t0 = time.perf_counter()
+    res = adult_laplace_experiment(feature, ms, epsilons, deltas, reps, rng=seed)
+    return res, time.perf_counter() - t0
+
+
+def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", seed: int = H.SEED, *,
+        progress: bool = False, backend: object = None, n_jobs: int | None = None) -> dict:
+    """Run the figure (features through :func:`pml_design.sweep.sweep`; ``backend``/``n_jobs`` as there)."""
     out = H.outdir_path(outdir)
     ms = ms_grid(quick)
     reps = 10 if quick else 100
-    results, timings = {}, {}
-    for i, feat in enumerate(FEATURES):
-        t0 = time.perf_counter()
-        results[feat] = adult_laplace_experiment(feat, ms, (EPSILON,), DELTAS, reps, rng=seed + 10 + i)
-        timings[feat] = time.perf_counter() - t0
+    if backend is None and quick:  # about a second of work: worker processes would only add start-up time
+        backend = os.environ.get(BACKEND_ENV) or "sequential"
+    # one sweep task per feature, seeded explicitly (seed + 10 + i): identical results on every backend
+    tasks = [dict(feature=feat, ms=ms, epsilons=(EPSILON,), deltas=DELTAS, reps=reps, seed=seed + 10 + i)
+             for i, feat in enumerate(FEATURES)]
+    done = sweep(_feature_experiment, tasks, rng_arg=None, backend=backend, n_jobs=n_jobs, progress=progress,
+                 desc="features").values
+    results = {feat: r for feat, (r, _) in zip(FEATURES, done)}
+    timings = {feat: t for feat, (_, t) in zip(FEATURES, done)}
 
     fig, axes = H.plt.subplots(1, 2, figsize=(11, 4))
     for ax, feat in zip(axes, FEATURES):
@@ -75,5 +90,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--outdir", default="benchmarks/results")
+    ap.add_argument("--progress", action="store_true", help="show a progress bar")
+    ap.add_argument("--backend", default=None, help="sweep backend: loky (default), threading, dask, ray")
     args = ap.parse_args()
-    run(quick=args.quick, outdir=args.outdir)
+    run(quick=args.quick, outdir=args.outdir, progress=args.progress, backend=args.backend)
