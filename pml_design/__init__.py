@@ -17,6 +17,8 @@ module                          implements
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
 ``additive``                    core §VI: binary Laplace (Prop. 3, eq. (16)) and Gaussian (eq. (17))
 ``datasets``                    the bundled UCI Adult data
+``sweep``                       joblib sweeps (local, Dask, Ray) with per-task SeedSequence seeds
+``cli``                         the ``pml-design`` command
 ``histogram*``                  histogram paper: eq. (1)–(2), calibration, release, exact leakage
 ``flexible``                    flexible paper: STLap, BucketHist, distances, accounting, baselines
 ==============================  =====================================================================
@@ -108,6 +110,7 @@ from .mechanisms import (
     uniform_optimal,
 )
 from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
+from .sweep import SweepResult, grid, sweep, task_seed
 from .uncertainty import (
     FiniteSet,
     L1Ball,
@@ -140,6 +143,7 @@ __all__ = [
     "Simplex",
     "SolverFailedError",
     "SubConvexUtility",
+    "SweepResult",
     "TotalVariationInformation",
     "UncertaintySet",
     "alpha_from_estimate",
@@ -164,6 +168,7 @@ __all__ = [
     "first_region_mechanism",
     "flexible",
     "gaussian_delta1",
+    "grid",
     "gaussian_mechanism",
     "gaussian_pml_guarantee",
     "guarantee_for_mechanism",
@@ -204,6 +209,8 @@ __all__ = [
     "release_histogram",
     "samples_needed",
     "sensitivity_bound",
+    "sweep",
+    "task_seed",
     "theorem5_binary",
     "total_variation_distance",
     "uniform_optimal",
