@@ -151,3 +151,20 @@ def test_bad_inputs():
         pd.leakage_capacity(np.eye(2), [0.2, 0.2])
     with pytest.raises(ValueError, match="size"):
         pd.Simplex(1)
+
+
+def test_sensitivity_is_not_max_divergence_in_general():
+    # Erratum (core paper, before Example 1): S_P = sup_Q D_inf(P_Y||Q_Y) holds for extremal mechanisms
+    # (every output leaks eps), but in general S_P (Definition 6) is strictly smaller.
+    p = np.array([0.33503547, 0.44675413, 0.21821039])
+    W = np.array(
+        [[0.64388441, 0.03379511, 0.32232048], [0.31045309, 0.524138, 0.16540891], [0.30232624, 0.52707717, 0.17059659]]
+    )
+    W /= W.sum(axis=1, keepdims=True)
+    ball = pd.L1Ball(p / p.sum(), 0.5 * p.min())
+    assert pd.leakage_sensitivity(W, ball.center, ball) < pd.max_divergence_shift(W, ball.center, ball) - 0.02
+    # equality for the extremal mechanism of Example 1
+    b1 = pd.L1Ball(EXAMPLE1_PRIOR, 0.1)
+    assert pd.leakage_sensitivity(EXAMPLE1, EXAMPLE1_PRIOR, b1) == pytest.approx(
+        pd.max_divergence_shift(EXAMPLE1, EXAMPLE1_PRIOR, b1), rel=1e-12
+    )
