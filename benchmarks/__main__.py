@@ -49,8 +49,10 @@ PLAN: dict[str, tuple[str, float, float]] = {
     "fig_flexible_fig3": ("full", 25.0, 4.0),
     "example_histogram_adult": ("full", 5.0, 3.0),
     "bench_flexible": ("full", 40.0, 5.0),
-    # full size enumerates extreme rays up to N = 16 and needs far more than 10 minutes: quick
+    # full sizes (N = 1000 LPs, column generation up to N = 200) need far more than 10 minutes: quick here,
+    # full numbers in the closing note / README (``python benchmarks/bench_designer.py``)
     "bench_designer": ("quick", 5.0, 5.0),
+    "bench_scalable": ("quick", 20.0, 20.0),
 }
 
 
