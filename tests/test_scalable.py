@@ -73,10 +73,20 @@ def test_auto_picks_exact_for_small_alphabets():
     assert pd.design(np.full(20, 0.05), 0.5).method == "scalable"
 
 
+def test_scalable_outside_proposition2_is_certified_and_bounded():
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    ball = pd.L1Ball(p, 0.3)  # beta >= 2 min p
+    exact = pd.design(ball, 1.0, method="exact")
+    sc = pd.design(ball, 1.0, method="scalable")
+    assert sc.certified_epsilon <= 1.0 + 1e-12
+    assert sc.utility <= exact.utility + 1e-9 <= sc.upper_bound + 2e-9
+    assert not sc.optimal or sc.utility == pytest.approx(exact.utility, abs=1e-7)
+
+
 def test_scalable_refuses_unsupported_sets():
-    ball = pd.L1Ball([0.9, 0.05, 0.05], 0.5)
+    fs = pd.FiniteSet([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
     with pytest.raises(ValueError, match="scalable"):
-        pd.design(ball, 1.0, method="scalable")
+        pd.design(fs, 1.0, method="scalable", prior=[0.4, 0.3, 0.3])
 
 
 def test_tradeoff_curve_reuse_equals_rebuild_and_is_monotone():

@@ -259,7 +259,9 @@ def design(
     else:
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
-        if method == "scalable" or (method == "auto" and uset.size > MAX_EXACT_SIZE):
+        generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+        too_big = uset.size > MAX_EXACT_SIZE or (generic_rays and uset.size > 8)
+        if method == "scalable" or (method == "auto" and too_big):
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
             return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]

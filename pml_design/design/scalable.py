@@ -582,7 +582,23 @@ def design_scalable(
     """``design(..., method="scalable")``: column generation with a certified result and a valid bound."""
     if solver not in (None, "HIGHS", "HIGHS_SCIPY"):
         raise ValueError(f"the scalable method uses HiGHS for its master LP; solver {solver!r} is not supported")
-    out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes)
+    info: dict = {}
+    if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
+        # Outside Proposition 2 (beta >= 2 min P̂): inner approximation M(eps', P̂) ⊆ M(eps, ball) with
+        # eps' = log(e^eps / (1 + beta e^eps / 2)) (Theorem 4's k > 1 bound holds for every beta, docs/errata.md
+        # C4), and the outer bound M(eps, ball) ⊆ M(eps, P̂) (P̂ is in the ball) for the upper bound.
+        if not np.allclose(prior, uset.center, atol=1e-12):
+            raise ValueError("method='scalable' outside Proposition 2 needs the utility prior to be the ball's center")
+        e = math.exp(eps)
+        eps_in = math.log(e / (1.0 + uset.radius * e / 2.0))
+        fixed = L1Ball(uset.center, 0.0)
+        out = column_generation(fixed, eps_in, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes)
+        outer = column_generation(fixed, eps, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes)
+        out["upper_bound"] = outer["upper_bound"]
+        out["proven"] = False
+        info = {"inner_epsilon": eps_in, "approximation": "inner M(eps', P_hat), outer M(eps, P_hat)"}
+    else:
+        out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes)
     drop = not isinstance(util, LinearUtility)
     cert = certify(out["matrix"], uset, eps, drop_empty_columns=drop)
     value = util.value(cert.matrix, prior)
@@ -604,5 +620,6 @@ def design_scalable(
         repair_weight=cert.repair_weight,
         solve_time=out["time"],
         info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")}
-        | {"capacity_before_repair": cert.capacity_before_repair},
+        | {"capacity_before_repair": cert.capacity_before_repair}
+        | info,
     )
