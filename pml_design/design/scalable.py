@@ -50,6 +50,7 @@ from .utilities import (
 
 __all__ = ["SliceStructure", "column_generation", "design_scalable", "slice_structure"]
 
+WIDTH_MIN = 1e-2
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -295,8 +296,47 @@ def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) ->
     return best_v, best_c
 
 
+def _lagrangian_interval_bound(psi, const: float, st: SliceStructure, A: float, B: float, iters: int = 80):
+    """Upper bound on ``max Σψ_x(c_x) + const`` over ``S ∈ [A, B]``, ``S ≤ c ≤ T(S)``, ``ν·c = 1``.
+
+    Dualising ``ν·c = 1`` with μ gives, for fixed S, ``g_μ(S) = μ + const + Σ_x max(ψ_x(S) − μν_xS,
+    ψ_x(T(S)) − μν_xT(S))`` (a convex function maximised at an interval end), which is convex in S (each term is
+    a maximum of two convex functions of S). Hence ``max_{S∈[A,B]} ≤ max(g_μ(A), g_μ(B))`` for every μ; the μ is
+    chosen by ternary search (any μ gives a valid bound). Returns ``(bound, μ, top patterns at A and B)``.
+    """
+    nu = st.nu
+    n = nu.shape[0]
+    ends = []
+    for S in (A, B):
+        T = float(st.top(S))
+        ends.append((S, T, psi(np.full(n, S)), psi(np.full(n, T))))
+
+    def g(mu: float) -> float:
+        return max(mu + const + float(np.sum(np.maximum(pS - mu * nu * S, pT - mu * nu * T))) for S, T, pS, pT in ends)
+
+    bps = []
+    for S, T, pS, pT in ends:
+        if T > S:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bp = (pT - pS) / (nu * (T - S))
+            bps.append(bp[np.isfinite(bp)])
+    allbp = np.concatenate(bps) if bps else np.zeros(1)
+    lo, hi = float(allbp.min()) - 1.0, float(allbp.max()) + 1.0
+    for _ in range(iters):
+        m1 = lo + (hi - lo) / 3
+        m2 = hi - (hi - lo) / 3
+        if g(m1) <= g(m2):
+            hi = m2
+        else:
+            lo = m1
+    mu = 0.5 * (lo + hi)
+    bound = g(mu)
+    pats = [(pT - mu * nu * T) >= (pS - mu * nu * S) for S, T, pS, pT in ends]
+    return bound, mu, pats
+
+
 def separable_pricing(
-    phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 4000, rtol: float = 1e-9,
+    phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 20000, rtol: float = 1e-9,
     incumbent: float = -np.inf,
 ) -> tuple[float, np.ndarray | None, float, int]:
     """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c`` (a separable convex maximisation).
@@ -340,19 +380,65 @@ def separable_pricing(
             if v > best_v:
                 best_v, best_c = v, c
 
-    lo0 = np.full(n, st.s_lo)
-    hi0 = np.full(n, float(st.top(st.s_hi)))
     heap: list = []
     counter = 0
-    root = node_bound(lo0, hi0)
-    if root is None:
-        return -np.inf, None, -np.inf, 0
-    heapq.heappush(heap, (-root[0], counter, st.s_lo, st.s_hi, lo0, hi0, root[1]))
     nodes = 0
+    width_min = WIDTH_MIN * (st.s_hi - st.s_lo)
+
+    def push_coordinate_node(A, B, lo, hi, cap=np.inf):
+        nonlocal counter, closed_ub
+        nb = node_bound(lo, hi)
+        if nb is None:
+            return
+        ub_ = min(nb[0], cap)
+        if ub_ <= max(best_v, incumbent):
+            closed_ub = max(closed_ub, ub_)
+            return
+        counter += 1
+        heapq.heappush(heap, (-ub_, counter, 1, A, B, lo, hi, nb[1]))
+
+    def push_interval_node(A, B):
+        nonlocal counter, closed_ub
+        ub_, _, pats = _lagrangian_interval_bound(psi, const, st, A, B)
+        box = node_bound(np.full(n, A), np.full(n, float(st.top(B))))
+        if box is None:
+            return
+        ub_ = min(ub_, box[0])
+        for pat in pats:  # feasible vertices suggested by the dual solution
+            for c in _vertices_from_pattern(pat, np.zeros(0, dtype=int), st):
+                if _in_slice(c, st):
+                    v = float(np.sum(psi(c)) + const)
+                    nonlocal_best(v, c)
+        if ub_ <= max(best_v, incumbent):
+            closed_ub = max(closed_ub, ub_)
+            return
+        if B - A <= width_min:
+            push_coordinate_node(A, B, np.full(n, A), np.full(n, float(st.top(B))), cap=ub_)
+            return
+        counter += 1
+        heapq.heappush(heap, (-ub_, counter, 0, A, B, None, None, None))
+
+    def nonlocal_best(v, c):
+        nonlocal best_v, best_c
+        if v > best_v:
+            best_v, best_c = v, c
+
+    if st.s_hi > st.s_lo:
+        push_interval_node(st.s_lo, st.s_hi)
+    else:
+        push_coordinate_node(st.s_lo, st.s_hi, np.full(n, st.s_lo), np.full(n, float(st.top(st.s_hi))))
     while heap and nodes < max_nodes:
-        negub, _, s_lo, s_hi, lo, hi, c_rel = heapq.heappop(heap)
+        negub, _, kind, s_lo, s_hi, lo, hi, c_rel = heapq.heappop(heap)
         ub = -negub
         nodes += 1
+        if ub <= max(best_v, incumbent) + rtol * max(1.0, abs(max(best_v, incumbent))):
+            closed_ub = max(closed_ub, ub)
+            continue
+        if kind == 0:
+            mid = 0.5 * (s_lo + s_hi)
+            push_interval_node(s_lo, mid)
+            push_interval_node(mid, s_hi)
+            continue
         try_feasible(c_rel, lo, hi)
         target = max(best_v, incumbent)
         if ub <= target + rtol * max(1.0, abs(target)):
@@ -391,7 +477,7 @@ def separable_pricing(
                 closed_ub = max(closed_ub, nb[0])
                 continue
             counter += 1
-            heapq.heappush(heap, (-nb[0], counter, a_, b_, l2, h2, nb[1]))
+            heapq.heappush(heap, (-nb[0], counter, 1, a_, b_, l2, h2, nb[1]))
     open_ub = max([-h[0] for h in heap], default=-np.inf)
     upper = max(best_v, open_ub, closed_ub)
     return best_v, best_c, upper, nodes
@@ -469,8 +555,8 @@ def column_generation(
     *,
     max_iter: int = 500,
     time_limit: float = 600.0,
-    rtol: float = 1e-7,
-    max_nodes: int = 4000,
+    rtol: float = 1e-6,
+    max_nodes: int = 20000,
     rng: np.random.Generator | None = None,
 ) -> dict:
     """Column generation on the extreme-ray LP. Returns a dict with the matrix, bounds and diagnostics."""
@@ -577,7 +663,7 @@ def design_scalable(
     *,
     solver: str | None = None,
     time_limit: float = 600.0,
-    max_nodes: int = 4000,
+    max_nodes: int = 20000,
 ) -> DesignResult:
     """``design(..., method="scalable")``: column generation with a certified result and a valid bound."""
     if solver not in (None, "HIGHS", "HIGHS_SCIPY"):
