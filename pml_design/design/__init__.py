@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import check_epsilon, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
-from .certify import CERT_TOL, Certificate, CertificationError, certify, clean_matrix
+from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
 from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
 from .rays import MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
 from .result import DesignResult, SolverFailedError
@@ -53,6 +53,7 @@ __all__ = [
     "Utility",
     "as_utility",
     "build_polytope",
+    "certified_result",
     "certify",
     "clean_matrix",
     "default_form",
@@ -270,25 +271,20 @@ def design(
         raw, upper, status, t_solve, info = _design_subconvex_exact(uset, eps, util, p_util, solver_name)  # type: ignore[arg-type]
         drop = True
 
-    cert = certify(raw, uset, eps, drop_empty_columns=drop)
-    value = util.value(cert.matrix, p_util)
-    tol = 1e-7 * max(1.0, abs(upper))
-    return DesignResult(
-        matrix=cert.matrix,
-        utility=value,
-        certified_epsilon=cert.capacity,
-        epsilon=eps,
-        uncertainty=uset,
-        prior=p_util,
-        upper_bound=max(upper, value),
-        optimal=bool(status == cp.OPTIMAL and value >= upper - tol),
+    return certified_result(
+        raw,
+        uset,
+        eps,
+        util,
+        p_util,
+        upper=upper,
+        solved_optimally=status == cp.OPTIMAL,
         status=status,
         method=method_used,
         solver=used_solver,
-        utility_name=util.name,
-        repair_weight=cert.repair_weight,
         solve_time=t_solve,
-        info=info | {"capacity_before_repair": cert.capacity_before_repair},
+        info=info,
+        drop_empty_columns=drop,
     )
 
 

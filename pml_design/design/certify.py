@@ -24,7 +24,7 @@ import numpy as np
 
 from ..uncertainty import UncertaintySet, leakage_capacity
 
-__all__ = ["CERT_TOL", "Certificate", "CertificationError", "certify", "clean_matrix"]
+__all__ = ["CERT_TOL", "Certificate", "CertificationError", "certified_result", "certify", "clean_matrix"]
 
 #: Absolute tolerance (nats) of the certified bound ``capacity ≤ ε + CERT_TOL``.
 CERT_TOL: float = 1e-12
@@ -121,3 +121,48 @@ def certify(matrix: np.ndarray, uset: UncertaintySet, epsilon: float, *, drop_em
     if cap > epsilon + CERT_TOL:  # pragma: no cover - constant rows leak 0
         raise CertificationError(f"could not certify: capacity {cap!r} > epsilon {epsilon!r}")
     return Certificate(Wr, cap, cap0, 1.0)
+
+
+def certified_result(
+    raw: np.ndarray,
+    uset: UncertaintySet,
+    epsilon: float,
+    util: object,
+    prior: np.ndarray,
+    *,
+    upper: float,
+    solved_optimally: bool,
+    status: str,
+    method: str,
+    solver: str,
+    solve_time: float,
+    info: dict | None = None,
+    drop_empty_columns: bool = True,
+):
+    """Certify a solver's matrix and wrap it in a :class:`~pml_design.design.result.DesignResult`.
+
+    The utility is re-evaluated with numpy on the certified matrix; optimality is claimed only if the solver
+    proved it (``solved_optimally``) and the certified utility is within 1e-7 (relative) of ``upper``.
+    """
+    from .result import DesignResult
+
+    cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
+    value = util.value(cert.matrix, prior)  # type: ignore[attr-defined]
+    tol = 1e-7 * max(1.0, abs(upper))
+    return DesignResult(
+        matrix=cert.matrix,
+        utility=value,
+        certified_epsilon=cert.capacity,
+        epsilon=epsilon,
+        uncertainty=uset,
+        prior=prior,
+        upper_bound=max(upper, value),
+        optimal=bool(solved_optimally and value >= upper - tol),
+        status=status,
+        method=method,
+        solver=solver,
+        utility_name=util.name,  # type: ignore[attr-defined]
+        repair_weight=cert.repair_weight,
+        solve_time=solve_time,
+        info=dict(info or {}) | {"capacity_before_repair": cert.capacity_before_repair},
+    )

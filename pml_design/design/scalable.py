@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
-from .certify import certify
+from .certify import certified_result
 from .result import DesignResult, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
@@ -685,27 +685,18 @@ def design_scalable(
         info = {"inner_epsilon": eps_in, "approximation": "inner M(eps', P_hat), outer M(eps, P_hat)"}
     else:
         out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes)
-    drop = not isinstance(util, LinearUtility)
-    cert = certify(out["matrix"], uset, eps, drop_empty_columns=drop)
-    value = util.value(cert.matrix, prior)
-    upper = float(out["upper_bound"])
-    tol = 1e-7 * max(1.0, abs(upper))
-    return DesignResult(
-        matrix=cert.matrix,
-        utility=value,
-        certified_epsilon=cert.capacity,
-        epsilon=eps,
-        uncertainty=uset,
-        prior=prior,
-        upper_bound=max(upper, value),
-        optimal=bool(out["proven"] and value >= upper - tol),
+    return certified_result(
+        out["matrix"],
+        uset,
+        eps,
+        util,
+        prior,
+        upper=float(out["upper_bound"]),
+        solved_optimally=bool(out["proven"]),
         status="optimal" if out["proven"] else "bounded",
         method="scalable",
         solver="HIGHS (column generation)",
-        utility_name=util.name,
-        repair_weight=cert.repair_weight,
         solve_time=out["time"],
-        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")}
-        | {"capacity_before_repair": cert.capacity_before_repair}
-        | info,
+        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info,
+        drop_empty_columns=not isinstance(util, LinearUtility),
     )

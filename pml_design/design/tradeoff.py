@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import check_epsilon, check_finite_array
 from ..uncertainty import as_uncertainty_set
-from .certify import certify
+from .certify import certified_result
 from .polytope import build_polytope
 from .result import DesignResult, SolverFailedError
 from .utilities import LinearUtility, as_utility
@@ -88,26 +88,21 @@ def tradeoff_curve(
         if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             raise SolverFailedError(f"the design problem at epsilon={e!r} was not solved", str(prob.status))
         elapsed = time.perf_counter() - t0
-        cert = certify(np.asarray(poly.P.value), uset, e, drop_empty_columns=not isinstance(util, LinearUtility))
-        value = util.value(cert.matrix, p_util)
-        upper = float(prob.value)
         results.append(
-            DesignResult(
-                matrix=cert.matrix,
-                utility=value,
-                certified_epsilon=cert.capacity,
-                epsilon=e,
-                uncertainty=uset,
-                prior=p_util,
-                upper_bound=max(upper, value),
-                optimal=bool(prob.status == cp.OPTIMAL and value >= upper - 1e-7 * max(1.0, abs(upper))),
+            certified_result(
+                np.asarray(poly.P.value),
+                uset,
+                e,
+                util,
+                p_util,
+                upper=float(prob.value),
+                solved_optimally=prob.status == cp.OPTIMAL,
                 status=str(prob.status),
                 method="convex",
                 solver=used_solver,
-                utility_name=util.name,
-                repair_weight=cert.repair_weight,
                 solve_time=elapsed,
-                info={"form": poly.form, "reused": True, "capacity_before_repair": cert.capacity_before_repair},
+                info={"form": poly.form, "reused": True},
+                drop_empty_columns=not isinstance(util, LinearUtility),
             )
         )
     return results
