@@ -54,7 +54,7 @@ def scale(sizes, time_limit: float) -> list[dict]:
     for n in sizes:
         ball = _ball(n, n)
         t0 = time.perf_counter()
-        res = pd.design(ball, 1.0, method="scalable", solver_options={"time_limit": time_limit, "max_nodes": 2000})
+        res = pd.design(ball, 1.0, method="scalable", solver_options={"time_limit": time_limit})
         rows.append(
             {
                 "n": n,

@@ -553,7 +553,7 @@ def column_generation(
     util: Utility,
     prior: np.ndarray,
     *,
-    max_iter: int = 500,
+    max_iter: int = 5000,
     time_limit: float = 600.0,
     rtol: float = 1e-6,
     max_nodes: int = 20000,
@@ -633,6 +633,11 @@ def column_generation(
         if time.perf_counter() - t0 > time_limit:
             break
     value, lam, theta = master.solve()
+    if not proven and sep is not None and not np.isfinite(upper):
+        # stopped by the time/iteration limit while columns were still improving: bound the final pricing
+        _, _, ub_rc, nodes = separable_pricing(sep[0], sep[1], lam, st, max_nodes=max_nodes, rtol=1e-12)
+        nodes_total += nodes
+        upper = float(lam.sum() + max(ub_rc, 0.0))
     R = np.array(master.cols)
     tags = np.array(master.tags)
     used = theta > 1e-13
