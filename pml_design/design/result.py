@@ -42,7 +42,8 @@ class DesignResult:
     upper_bound : float
         An upper bound on the optimal utility (LP optimum / dual bound); ``nan``-free.
     optimal : bool
-        Whether optimality is proven (``utility`` within 1e-7 relative of ``upper_bound``).
+        Whether optimality is proven (``utility`` within 1e-7 relative of ``upper_bound``; 1e-6 for the
+        column-generation method).
     status : str
         The solver's status string.
     method, solver, utility_name : str

@@ -51,6 +51,8 @@ from .utilities import (
 __all__ = ["SliceStructure", "column_generation", "design_scalable", "slice_structure"]
 
 WIDTH_MIN = 1e-2
+#: Relative gap at which column generation counts as proven optimal.
+PROOF_RTOL = 1e-6
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -555,7 +557,7 @@ def column_generation(
     *,
     max_iter: int = 5000,
     time_limit: float = 600.0,
-    rtol: float = 1e-6,
+    rtol: float = PROOF_RTOL,
     max_nodes: int = 20000,
     rng: np.random.Generator | None = None,
 ) -> dict:
@@ -704,4 +706,5 @@ def design_scalable(
         solve_time=out["time"],
         info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info,
         drop_empty_columns=not isinstance(util, LinearUtility),
+        gap_rtol=PROOF_RTOL,
     )
