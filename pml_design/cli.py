@@ -646,64 +646,28 @@ def _run_bench(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------------------------------------
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
+def _argument_type(convert, ok, requirement: str):
+    """An argparse ``type=`` that converts with ``convert`` and checks ``ok``, with one-line messages."""
+    noun = "an integer" if convert is int else "a number"
+
+    def parse(text: str):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
+        return v
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
-    return v
-
-
-def _nonneg_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return v
-
-
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
-    return v
-
-
-def _probability(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (0 < v <= 1):
-        raise argparse.ArgumentTypeError(f"must lie in (0, 1], got {text!r}")
-    return v
-
-
-def _unit_interval(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (0 <= v <= 1):
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1], got {text!r}")
-    return v
+_positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0")
+_positive_int = _argument_type(int, lambda v: v >= 1, "must be >= 1")
+_nonneg_float = _argument_type(float, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0")
+_nonneg_int = _argument_type(int, lambda v: v >= 0, "must be >= 0")
+_probability = _argument_type(float, lambda v: 0 < v <= 1, "must lie in (0, 1]")
+_unit_interval = _argument_type(float, lambda v: 0 <= v <= 1, "must lie in [0, 1]")
 
 
 UTILITIES = ("mutual_information", "map_accuracy", "chi_square_information", "total_variation_information")
