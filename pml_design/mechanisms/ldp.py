@@ -9,6 +9,7 @@ extreme rays of the simplex's column cone, :func:`pml_design.design.rays.enumera
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from .._validation import check_epsilon, check_probability_vector
 from ..uncertainty import Simplex, as_uncertainty_set
 from .closed_form import randomized_response, randomized_response_for_pml
 from .mechanism import Mechanism
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..design.result import DesignResult
 
 __all__ = ["LdpComparison", "binary_ldp", "compare_with_ldp", "optimal_ldp"]
 
@@ -25,7 +29,9 @@ def binary_ldp(epsilon: float) -> Mechanism:
     return randomized_response(2, epsilon).with_name("binary-LDP")
 
 
-def optimal_ldp(prior: object, epsilon: float, *, utility: object = "mutual_information", method: str = "auto"):
+def optimal_ldp(
+    prior: object, epsilon: float, *, utility: object = "mutual_information", method: str = "auto"
+) -> "DesignResult":
     """The utility-optimal ε-LDP mechanism (the designer with the whole simplex as the uncertainty set).
 
     Implements: core paper Remark 1 with [15, Theorem 6] / Kairouz et al. 2016's staircase LP.
