@@ -243,27 +243,26 @@ def _in_slice(c: np.ndarray, st: SliceStructure) -> bool:
     )
 
 
-def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[float, np.ndarray | None]:
+def prefix_pool(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[np.ndarray, np.ndarray]:
     """Heuristic pricing over structured vertices: prefixes in ascending ``λ_x/ν_x`` order.
 
     Family (a) (S = 0): prefix at ``T0``, one free coordinate anywhere, rest 0; family (b) (S > 0): prefix at
-    ``T(S)``, rest at ``S``, with ``S`` fixed by ``ν·c = 1``. Exact values; no optimality claim.
+    ``T(S)``, rest at ``S``, with ``S`` fixed by ``ν·c = 1``. Returns every candidate (rows of the second array)
+    with its exact reduced value, best first; no optimality claim.
     """
     nu = st.nu
     n = nu.shape[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = np.where(nu > 0, lam / np.where(nu > 0, nu, 1.0), np.inf)
     order = np.argsort(kappa, kind="stable")
-    best_v, best_c = -np.inf, None
+    pool_v: list[np.ndarray] = []
+    pool_c: list[np.ndarray] = []
 
     def consider(C):
-        nonlocal best_v, best_c
         if C.shape[0] == 0:
             return
-        vals = (phi(C) - lam * C).sum(axis=1) + const
-        i = int(np.argmax(vals))
-        if vals[i] > best_v:
-            best_v, best_c = float(vals[i]), C[i].copy()
+        pool_v.append((phi(C) - lam * C).sum(axis=1) + const)
+        pool_c.append(C)
 
     prefix_mass = np.concatenate([[0.0], np.cumsum(nu[order])])  # mass of the first k items
     if st.s_lo == 0.0:
@@ -295,7 +294,20 @@ def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) ->
             C = np.empty((ks.shape[0], n))
             C[:, order] = np.where(top, T[:, None], S[:, None])
             consider(C)
-    return best_v, best_c
+    if not pool_v:
+        return np.zeros(0), np.zeros((0, n))
+    vals = np.concatenate(pool_v)
+    C = np.vstack(pool_c)
+    order_v = np.argsort(-vals, kind="stable")
+    return vals[order_v], C[order_v]
+
+
+def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[float, np.ndarray | None]:
+    """The best candidate of :func:`prefix_pool` (value, ray)."""
+    vals, C = prefix_pool(phi, const, lam, st)
+    if vals.size == 0:
+        return -np.inf, None
+    return float(vals[0]), C[0]
 
 
 def _lagrangian_interval_bound(psi, const: float, st: SliceStructure, A: float, B: float, iters: int = 80):
@@ -340,8 +352,12 @@ def _lagrangian_interval_bound(psi, const: float, st: SliceStructure, A: float, 
 def separable_pricing(
     phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 20000, rtol: float = 1e-9,
     incumbent: float = -np.inf,
+    stop_above: float = np.inf,
 ) -> tuple[float, np.ndarray | None, float, int]:
     """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c`` (a separable convex maximisation).
+
+    With a finite ``stop_above`` the search returns as soon as a feasible value exceeds it (column generation
+    only needs an improving column); the returned upper bound is then ``inf``.
 
     Nodes are (S-interval, per-coordinate interval) boxes containing every feasible point of their region;
     their bound replaces each term by its chord on the interval (a concave overestimator of a convex function)
@@ -430,6 +446,8 @@ def separable_pricing(
     else:
         push_coordinate_node(st.s_lo, st.s_hi, np.full(n, st.s_lo), np.full(n, float(st.top(st.s_hi))))
     while heap and nodes < max_nodes:
+        if best_v > stop_above:
+            return best_v, best_c, np.inf, nodes
         negub, _, kind, s_lo, s_hi, lo, hi, c_rel = heapq.heappop(heap)
         ub = -negub
         nodes += 1
@@ -608,17 +626,24 @@ def column_generation(
         elif sep is not None:
             phi, const = sep
             thresh = rtol * max(1.0, abs(value))
-            best_rc, c = prefix_candidates(phi, const, lam, st)
+            vals, C = prefix_pool(phi, const, lam, st)
+            best_rc, c = (float(vals[0]), C[0]) if vals.size else (-np.inf, None)
             ub_rc = np.inf
-            if best_rc <= thresh:  # no improving column from the heuristic: prove (or find one) by B&B
+            if best_rc > thresh:
+                # add several improving columns at once (distinct, best first): fewer master iterations
+                good = C[vals > thresh][: 2 * n]
+                good = np.unique(np.round(good, 14), axis=0)
+                master.add(good, util.mu(good.T, prior), np.zeros(good.shape[0], dtype=int))
+            else:  # no improving column from the heuristic: prove (or find one) by B&B
                 bb_v, bb_c, ub_rc, nodes = separable_pricing(
-                    phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12, incumbent=max(best_rc, thresh)
+                    phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12, incumbent=max(best_rc, thresh),
+                    stop_above=10 * thresh,
                 )
                 nodes_total += nodes
                 if bb_v > best_rc:
                     best_rc, c = bb_v, bb_c
-            if c is not None and best_rc > rtol * max(1.0, abs(value)):
-                master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
+                if c is not None and best_rc > thresh:
+                    master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
         else:
             best_rc, c = _local_search_pricing(util, prior, lam, st, rng)  # type: ignore[arg-type]
             ub_rc = np.inf
