@@ -53,6 +53,8 @@ __all__ = ["SliceStructure", "column_generation", "design_scalable", "slice_stru
 WIDTH_MIN = 1e-2
 #: Relative gap at which column generation counts as proven optimal.
 PROOF_RTOL = 1e-6
+#: Columns added per column-generation iteration from the heuristic pool.
+MAX_NEW_COLUMNS = 8
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -631,7 +633,7 @@ def column_generation(
             ub_rc = np.inf
             if best_rc > thresh:
                 # add several improving columns at once (distinct, best first): fewer master iterations
-                good = C[vals > thresh][: 2 * n]
+                good = C[vals > thresh][:MAX_NEW_COLUMNS]
                 good = np.unique(np.round(good, 14), axis=0)
                 master.add(good, util.mu(good.T, prior), np.zeros(good.shape[0], dtype=int))
             else:  # no improving column from the heuristic: prove (or find one) by B&B
