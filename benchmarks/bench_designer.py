@@ -116,7 +116,7 @@ def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", 
         for obj in OBJECTIVES:
             solver_rows.append(time_linear(40 if quick else 150, "compact", obj, solver=solver))
     exact_rows = []
-    for n in ([4, 6, 8] if quick else [4, 6, 8, 10, 12, 13, 14, 15, 16]):
+    for n in ([4, 6, 8] if quick else [4, 6, 8, 10, 12, 13, 14, 15, 16, 17, 18]):
         r = time_exact(n)
         exact_rows.append(r)
         if r["total_s"] > 60:

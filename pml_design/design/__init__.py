@@ -18,7 +18,7 @@ from .._validation import check_epsilon, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
 from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
-from .rays import MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
+from .rays import AUTO_EXACT_SIZE, MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
 from .result import DesignResult, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
@@ -261,7 +261,7 @@ def design(
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
         generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
-        too_big = uset.size > MAX_EXACT_SIZE or (generic_rays and uset.size > 8)
+        too_big = uset.size > AUTO_EXACT_SIZE or (generic_rays and uset.size > 8)
         if method == "scalable" or (method == "auto" and too_big):
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
