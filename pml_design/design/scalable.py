@@ -355,11 +355,13 @@ def separable_pricing(
     phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 20000, rtol: float = 1e-9,
     incumbent: float = -np.inf,
     stop_above: float = np.inf,
+    collect: list | None = None,
 ) -> tuple[float, np.ndarray | None, float, int]:
     """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c`` (a separable convex maximisation).
 
     With a finite ``stop_above`` the search returns as soon as a feasible value exceeds it (column generation
-    only needs an improving column); the returned upper bound is then ``inf``.
+    only needs an improving column); the returned upper bound is then ``inf``. ``collect`` (a list) receives
+    every feasible vertex found whose value exceeds ``incumbent``, as ``(value, ray)`` pairs.
 
     Nodes are (S-interval, per-coordinate interval) boxes containing every feasible point of their region;
     their bound replaces each term by its chord on the interval (a concave overestimator of a convex function)
@@ -397,6 +399,8 @@ def separable_pricing(
             if not _in_slice(c, st):
                 continue
             v = float(np.sum(psi(c)) + const)
+            if collect is not None and v > incumbent:
+                collect.append((v, c))
             if v > best_v:
                 best_v, best_c = v, c
 
@@ -440,6 +444,8 @@ def separable_pricing(
 
     def nonlocal_best(v, c):
         nonlocal best_v, best_c
+        if collect is not None and v > incumbent:
+            collect.append((v, c))
         if v > best_v:
             best_v, best_c = v, c
 
@@ -637,15 +643,18 @@ def column_generation(
                 good = np.unique(np.round(good, 14), axis=0)
                 master.add(good, util.mu(good.T, prior), np.zeros(good.shape[0], dtype=int))
             else:  # no improving column from the heuristic: prove (or find one) by B&B
+                found: list = []
                 bb_v, bb_c, ub_rc, nodes = separable_pricing(
                     phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12, incumbent=max(best_rc, thresh),
-                    stop_above=10 * thresh,
+                    stop_above=10 * thresh, collect=found,
                 )
                 nodes_total += nodes
                 if bb_v > best_rc:
                     best_rc, c = bb_v, bb_c
-                if c is not None and best_rc > thresh:
-                    master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
+                if found:
+                    found.sort(key=lambda vc: -vc[0])
+                    good = np.unique(np.round(np.array([vc[1] for vc in found[:MAX_NEW_COLUMNS]]), 14), axis=0)
+                    master.add(good, util.mu(good.T, prior), np.zeros(good.shape[0], dtype=int))
         else:
             best_rc, c = _local_search_pricing(util, prior, lam, st, rng)  # type: ignore[arg-type]
             ub_rc = np.inf
@@ -686,6 +695,7 @@ def column_generation(
         "time": time.perf_counter() - t0,
         "history": history,
         "pricing_nodes": nodes_total,
+        "duals": lam,
     }
 
 
