@@ -103,3 +103,11 @@ def test_tradeoff_curve_reuse_equals_rebuild_and_is_monotone():
         assert pd.leakage_capacity(r.matrix, ball) <= e + 1e-12
     mi = tradeoff_curve(ball, eps[:3])
     assert [r.epsilon for r in mi] == list(eps[:3])
+
+
+def test_scalable_progress_option_and_bad_option(capsys):
+    p = np.full(6, 1 / 6)
+    r = pd.design(p, 0.5, method="scalable", solver_options={"progress": True, "time_limit": 5})
+    assert r.certified_epsilon <= 0.5 + 1e-12
+    with pytest.raises(ValueError, match="solver_options"):
+        pd.design(p, 0.5, method="scalable", solver_options={"nope": 1})

@@ -88,9 +88,11 @@ def _utility_prior(uset: UncertaintySet, prior: object | None) -> np.ndarray:
 
 def _scalable_opts(options: dict | None) -> dict:
     opts = dict(options or {})
-    unknown = set(opts) - {"time_limit", "max_nodes"}
+    unknown = set(opts) - {"time_limit", "max_nodes", "progress"}
     if unknown:
-        raise ValueError(f"solver_options for method='scalable' accept 'time_limit' and 'max_nodes', got {sorted(unknown)}")
+        raise ValueError(
+            f"solver_options for method='scalable' accept 'time_limit', 'max_nodes' and 'progress', got {sorted(unknown)}"
+        )
     return opts
 
 
@@ -201,8 +203,9 @@ def design(
     form : str, default "auto"
         Polytope form for convex designs (see :func:`build_polytope`).
     solver_options : dict, optional
-        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600) and
-        ``max_nodes`` (branch-and-bound nodes per pricing call, default 4000).
+        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600),
+        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (show a tqdm bar
+        with the current value and bound; silenced by ``PML_DESIGN_NO_PROGRESS=1``).
 
     Returns
     -------

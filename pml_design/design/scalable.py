@@ -586,6 +586,7 @@ def column_generation(
     rtol: float = PROOF_RTOL,
     max_nodes: int = 20000,
     rng: np.random.Generator | None = None,
+    progress: bool = False,
 ) -> dict:
     """Column generation on the extreme-ray LP. Returns a dict with the matrix, bounds and diagnostics."""
     st = slice_structure(uset, epsilon, prior)
@@ -612,8 +613,13 @@ def column_generation(
     value = -np.inf
     it = 0
     nodes_total = 0
+    from ..progress import progress_bar  # noqa: PLC0415
+
+    bar = progress_bar(total=max_iter, desc="column generation", enabled=progress)
     for it in range(1, max_iter + 1):
         value, lam, theta = master.solve()
+        bar.update(1)
+        bar.set_postfix(value=f"{value:.6g}", bound=f"{upper:.6g}", refresh=False)
         if linear:
             A = W8 - lam[None, :]
             rc, C = linear_pricing(A, st)
@@ -670,6 +676,7 @@ def column_generation(
             break  # no improving column found (heuristic pricing: no proof)
         if time.perf_counter() - t0 > time_limit:
             break
+    bar.close()
     value, lam, theta = master.solve()
     if not proven and sep is not None and not np.isfinite(upper):
         # stopped by the time/iteration limit while columns were still improving: bound the final pricing
@@ -708,6 +715,7 @@ def design_scalable(
     solver: str | None = None,
     time_limit: float = 600.0,
     max_nodes: int = 20000,
+    progress: bool = False,
 ) -> DesignResult:
     """``design(..., method="scalable")``: column generation with a certified result and a valid bound."""
     if solver not in (None, "HIGHS", "HIGHS_SCIPY"):
@@ -722,13 +730,17 @@ def design_scalable(
         e = math.exp(eps)
         eps_in = math.log(e / (1.0 + uset.radius * e / 2.0))
         fixed = L1Ball(uset.center, 0.0)
-        out = column_generation(fixed, eps_in, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes)
-        outer = column_generation(fixed, eps, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes)
+        out = column_generation(
+            fixed, eps_in, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes, progress=progress
+        )
+        outer = column_generation(
+            fixed, eps, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes, progress=progress
+        )
         out["upper_bound"] = outer["upper_bound"]
         out["proven"] = False
         info = {"inner_epsilon": eps_in, "approximation": "inner M(eps', P_hat), outer M(eps, P_hat)"}
     else:
-        out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes)
+        out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress)
     return certified_result(
         out["matrix"],
         uset,
