@@ -135,11 +135,7 @@ def linear_pricing(A: np.ndarray, st: SliceStructure, iters: int = 80) -> tuple[
             lo = np.where(left, lo, x1)
             x2n = np.where(left, x1, lo + _GOLDEN * (hi - lo))
             x1n = np.where(left, hi - _GOLDEN * (hi - lo), x2)
-            f2n, _ = _knapsack_value(A, order, nu_sorted, x2n, st)
-            f1n, _ = _knapsack_value(A, order, nu_sorted, x1n, st)
-            f1 = np.where(left, f1n, f2)
-            f2 = np.where(left, f1, f2n)
-            # recompute both to stay exact under the vectorised update
+            # rows keep different brackets, so both interior points are re-evaluated (once each)
             f1, _ = _knapsack_value(A, order, nu_sorted, x1n, st)
             f2, _ = _knapsack_value(A, order, nu_sorted, x2n, st)
             x1, x2 = x1n, x2n
@@ -179,7 +175,7 @@ def _separable_terms(util: SubConvexUtility, prior: np.ndarray):
     return None
 
 
-def _chord_knapsack(lo, hi, f_lo, f_hi, nu, lam_free=None):
+def _chord_knapsack(lo, hi, f_lo, f_hi, nu):
     """max Σ chord_x(c_x) s.t. lo ≤ c ≤ hi, ν·c = 1 (fractional knapsack). Returns (value, c) or None."""
     if nu @ lo > 1.0 + 1e-12 or nu @ hi < 1.0 - 1e-12:
         return None
