@@ -11,26 +11,17 @@ import os
 import math
 import pathlib
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _additive_figs as H  # noqa: E402
-from fig_pml_fig4 import FEATURES, ms_grid  # noqa: E402
+from fig_pml_fig4 import FEATURES, _feature_experiment, ms_grid  # noqa: E402
 
-from pml_design.additive_adult import adult_laplace_experiment  # noqa: E402
 from pml_design.sweep import BACKEND_ENV, sweep  # noqa: E402
 
 EPSILON = math.log(2)
 DELTAS = (1e-3, 1e-6, 1e-9, 1e-12, 1e-15, 0.0)
-
-
-def _feature_experiment(feature: str, ms: object, epsilons: object, deltas: object, reps: int, seed: int) -> tuple:
-    """One feature's experiment and its run time (a sweep task)."""
-    t0 = time.perf_counter()
-    res = adult_laplace_experiment(feature, ms, epsilons, deltas, reps, rng=seed)
-    return res, time.perf_counter() - t0
 
 
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results", seed: int = H.SEED, *,
