@@ -375,34 +375,13 @@ def d_drmv(x: Any, y: Any, eta: float, *, positions: Any = None, positions_prime
     a = check_histogram(x, "x")
     b = check_histogram(y, "y")
     eta = check_positive_real(eta, "eta")
-    if positions is not None or positions_prime is not None:
-        return _d_drmv_positions(a, b, eta, positions, positions_prime)
-    if a.shape != b.shape:
+    on_grid = positions is None and positions_prime is None
+    if on_grid and a.shape != b.shape:
         raise ValueError(f"x and y must be over the same grid, got {a.shape} and {b.shape}")
-    nx, ny = int(a.sum()), int(b.sum())
-    if ny > nx:
-        return float("inf")
-    if nx == 0:
-        return 0.0
-    if ny == 0:
-        return 1.0
-    grid = np.arange(a.size, dtype=float)
-    sa, sb = np.flatnonzero(a), np.flatnonzero(b)
-    pa = np.array([int(v) for v in a[sa]], dtype=object)
-    pb = np.array([int(v) for v in b[sb]], dtype=object)
-    lo, hi = 0, a.size - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if matched_mass_1d(grid[sb], pb, grid[sa], pa, float(mid)) >= ny:
-            hi = mid
-        else:
-            lo = mid + 1
-    return float((nx - ny) / nx + eta * lo)
-
-
-def _d_drmv_positions(a: np.ndarray, b: np.ndarray, eta: float, pa_pos: Any, pb_pos: Any) -> float:
-    xs = np.arange(a.size, dtype=float) if pa_pos is None else check_finite_array(pa_pos, "positions", ndim=1)
-    ys = np.arange(b.size, dtype=float) if pb_pos is None else check_finite_array(pb_pos, "positions_prime", ndim=1)
+    xs = np.arange(a.size, dtype=float) if positions is None else check_finite_array(positions, "positions", ndim=1)
+    ys = np.arange(b.size, dtype=float) if positions_prime is None else check_finite_array(
+        positions_prime, "positions_prime", ndim=1
+    )
     if xs.shape != a.shape or ys.shape != b.shape:
         raise ValueError("positions must match the histograms' shapes")
     nx, ny = int(a.sum()), int(b.sum())
@@ -416,7 +395,13 @@ def _d_drmv_positions(a: np.ndarray, b: np.ndarray, eta: float, pa_pos: Any, pb_
     oa, ob = np.argsort(xs[sa], kind="stable"), np.argsort(ys[sb], kind="stable")
     xa, pa = xs[sa][oa], np.array([int(v) for v in a[sa][oa]], dtype=object)
     yb, pb = ys[sb][ob], np.array([int(v) for v in b[sb][ob]], dtype=object)
-    cand = np.unique(np.concatenate([[0.0], np.abs(yb[:, None] - xa[None, :]).ravel()]))
+    # candidate radii: on the unit grid every integer up to the grid's length (O(B), no pairwise table);
+    # otherwise the pairwise distances, among which the least feasible radius lies
+    cand = (
+        np.arange(a.size, dtype=float)
+        if on_grid
+        else np.unique(np.concatenate([[0.0], np.abs(yb[:, None] - xa[None, :]).ravel()]))
+    )
     lo, hi = 0, cand.size - 1
     while lo < hi:
         mid = (lo + hi) // 2
