@@ -18,7 +18,16 @@ from .._validation import check_epsilon, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
 from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
-from .rays import AUTO_EXACT_SIZE, MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
+from .rays import (
+    AUTO_EXACT_SIZE,
+    AUTO_EXACT_SIZE_GENERIC,
+    MAX_EXACT_SIZE,
+    RayEnumerationError,
+    enumerate_rays,
+    in_cone,
+    l1_ball_rays,
+    rays_cdd,
+)
 from .result import DesignResult, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
@@ -62,7 +71,10 @@ __all__ = [
     "enumerate_rays",
     "hamming_gain",
     "in_cone",
+    "l1_ball_rays",
+    "RayEnumerationError",
     "rays_cdd",
+    "ray_lp_upper_bound",
     "solve_ray_lp",
     "tradeoff_curve",
 ]
@@ -127,22 +139,67 @@ def solve_ray_lp(
 ) -> tuple[np.ndarray, float, str, np.ndarray | None]:
     """Solve ``max valuesᵀθ s.t. rays θ = 1, θ ≥ 0`` ([15, Theorem 6]).
 
-    Returns ``(theta, optimum, status, duals)``; duals (``y`` with ``raysᵀ y ≥ values``) are returned by
-    the default HiGHS path and give the upper bound ``1ᵀy``.
+    Returns ``(theta, optimum, status, duals)``; duals (``y`` with ``raysᵀ y ≥ values`` up to solver tolerance)
+    are returned by the default HiGHS path; :func:`ray_lp_upper_bound` turns them into a valid bound.
+
+    Raises
+    ------
+    ValueError
+        If ``rays`` is not a non-empty (N, K) matrix or ``values`` not a finite K-vector.
+    SolverFailedError
+        If HiGHS (dual simplex, then interior point) cannot solve the LP.
     """
-    n, k = rays.shape
+    R = np.asarray(rays, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if R.ndim != 2 or R.shape[1] == 0:
+        raise ValueError(f"rays must be a non-empty (N, K) matrix of columns, got shape {R.shape}")
+    if v.shape != (R.shape[1],) or not np.all(np.isfinite(v)):
+        raise ValueError(f"values must be a finite vector of length K={R.shape[1]}, got shape {v.shape}")
+    n, k = R.shape
     if solver is None or solver == "HIGHS_SCIPY":
         from scipy.optimize import linprog
 
-        res = linprog(-values, A_eq=rays, b_eq=np.ones(n), bounds=(0, None), method="highs")
+        res = None
+        for method in ("highs-ds", "highs-ipm"):
+            res = linprog(
+                -v, A_eq=R, b_eq=np.ones(n), bounds=(0, None), method=method,
+                options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
+            )
+            if res.status == 0:
+                break
         if res.status != 0:
             raise SolverFailedError(f"extreme-ray LP failed: {res.message}", f"scipy-highs:{res.status}")
         duals = -np.asarray(res.eqlin.marginals, dtype=float)
         return np.maximum(res.x, 0.0), float(-res.fun), "optimal", duals
     theta = cp.Variable(k, nonneg=True)
-    prob = cp.Problem(cp.Maximize(values @ theta), [rays @ theta == 1])
+    prob = cp.Problem(cp.Maximize(v @ theta), [R @ theta == 1])
     _solve(prob, solver, {})
-    return np.maximum(theta.value, 0.0), float(prob.value), str(prob.status), None
+    duals = np.asarray(prob.constraints[0].dual_value, dtype=float).ravel()
+    return np.maximum(theta.value, 0.0), float(prob.value), str(prob.status), duals
+
+
+def ray_lp_upper_bound(rays: np.ndarray, values: np.ndarray, duals: np.ndarray) -> tuple[float, float]:
+    """A valid upper bound on the ray LP's optimum from approximate duals.
+
+    Implements: weak duality for [15, Theorem 6]'s LP, made robust to solver tolerance. With columns scaled to
+    ``‖r_k‖₁ = 1``, every feasible θ has ``Σ θ_k = N`` (sum the N equality rows), so for any ``y``
+
+        ``Σ θ_k μ_k ≤ Σ θ_k (r_kᵀy + δ‖r_k‖₁) = 1ᵀy + N δ``,  ``δ = max_k (μ_k − r_kᵀy)₊ / ‖r_k‖₁``.
+
+    When ``rays`` contains every extreme ray of the column cone, this bounds the utility of *every* mechanism
+    in the polytope (each column is a non-negative combination of rays and μ is sublinear).
+
+    Returns
+    -------
+    (bound, delta) : tuple of float
+        The bound and the largest normalised reduced cost ``δ`` (0 for exactly dual-feasible ``y``).
+    """
+    R = np.asarray(rays, dtype=float)
+    y = np.asarray(duals, dtype=float)
+    norms = R.sum(axis=0)
+    rc = (np.asarray(values, dtype=float) - y @ R) / np.where(norms > 0, norms, 1.0)
+    delta = float(max(0.0, rc.max()))
+    return float(y.sum() + R.shape[0] * delta), delta
 
 
 def _design_subconvex_exact(
@@ -150,15 +207,22 @@ def _design_subconvex_exact(
 ) -> tuple[np.ndarray, float, str, float, dict]:
     t0 = time.perf_counter()
     R = enumerate_rays(uset, eps)
+    R = R / R.sum(axis=0, keepdims=True)  # ‖r‖₁ = 1: better scaled LP, and Σθ = N for the bound
     t_enum = time.perf_counter() - t0
-    vals = util.mu(R, prior)
+    vals = np.asarray(util.mu(R, prior), dtype=float)
     t1 = time.perf_counter()
-    theta, opt, status, _ = solve_ray_lp(R, vals, solver=solver)
+    theta, opt, status, duals = solve_ray_lp(R, vals, solver=solver)
     t_lp = time.perf_counter() - t1
     used = theta > 1e-13
     W = R[:, used] * theta[used]
     info = {"n_rays": int(R.shape[1]), "enumeration_time": t_enum, "lp_time": t_lp}
-    return W, opt, status, t_lp, info
+    upper = opt
+    if duals is not None and np.all(np.isfinite(duals)):
+        upper, delta = ray_lp_upper_bound(R, vals, duals)
+        info["dual_infeasibility"] = delta
+    else:  # no duals: no certificate of optimality
+        upper, status = np.inf, "no dual bound"
+    return W, upper, status, t_lp, info
 
 
 def design(
@@ -264,7 +328,7 @@ def design(
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
         generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
-        too_big = uset.size > AUTO_EXACT_SIZE or (generic_rays and uset.size > 8)
+        too_big = uset.size > (AUTO_EXACT_SIZE_GENERIC if generic_rays else AUTO_EXACT_SIZE)
         if method == "scalable" or (method == "auto" and too_big):
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
