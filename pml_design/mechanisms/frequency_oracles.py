@@ -111,6 +111,15 @@ def _check_report_bytes(n_records: int, per_record: int, what: str) -> None:
         )
 
 
+def _pure_variance(ps: float, qs: float, gap: float, f: np.ndarray | float) -> np.ndarray:
+    """``n · Var[f̂_v]`` of a pure protocol for a fixed data set ([WBLJ17], Theorem 2); ``inf`` if gap = 0."""
+    if gap <= 0:
+        return np.full(np.shape(f), np.inf)
+    gap64 = np.float64(gap)
+    with np.errstate(over="ignore", divide="ignore"):  # ε so small that gap² underflows: inf, as at ε = 0
+        return qs * (1.0 - qs) / gap64 / gap64 + np.asarray(f) * (1.0 - ps - qs) / gap64
+
+
 def _integer_reports(reports: object, name: str = "reports") -> np.ndarray:
     arr = np.asarray(reports)
     if not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
@@ -263,10 +272,7 @@ class FrequencyOracle(ABC):
         m = check_positive_int(n_reports, "n_reports")
         if inputs not in ("fixed", "iid"):
             raise ValueError(f"inputs must be 'fixed' or 'iid', got {inputs!r}")
-        if self.gap <= 0:
-            return np.full(self.n, np.inf)
-        ps, qs, gap = self.p_star, self.q_star, self.gap
-        var = qs * (1.0 - qs) / gap**2 + f * (1.0 - ps - qs) / gap
+        var = _pure_variance(self.p_star, self.q_star, self.gap, f)
         if inputs == "iid":
             var = var + f * (1.0 - f)
         return var / m
@@ -573,12 +579,9 @@ def _ss_default_k(n: int, epsilon: float) -> int:
     t, s = math.exp(-epsilon), -math.expm1(-epsilon)
     k0 = n * t / (1.0 + t)
     cands = sorted({min(max(c, 1), n - 1) for c in (math.floor(k0), math.ceil(k0))})
-    if s == 0:
-        return cands[0]
 
     def total(k: int) -> float:  # n · MSE at the uniform distribution (fixed data set)
-        p, q, gap = _ss_constants(n, k, t, s)
-        return n * q * (1 - q) / gap**2 + (1 - p - q) / gap
+        return float(np.sum(_pure_variance(*_ss_constants(n, k, t, s), np.full(n, 1.0 / n))))
 
     return min(cands, key=total)
 
