@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
+import types
 
 import numpy as np
 import pytest
@@ -96,6 +96,18 @@ def test_pure_protocol_and_variance_exact_from_the_channel(key, rng):
     qv = f @ E
     np.testing.assert_allclose(o.variance(f, n, inputs="iid"), qv * (1 - qv) / (n * (ps - qs) ** 2), rtol=1e-10)
     assert o.mse(f, n) == pytest.approx(fixed.sum(), rel=1e-10)
+
+
+@given(n=st.integers(2, 30), eps=st.floats(0.01, 6.0), seed=st.integers(0, 2**32 - 1))
+def test_variance_matches_the_documented_closed_forms(n, eps, seed):
+    """docs/ldp.md §2: the per-oracle simplifications of Theorem 2's variance, derived by hand."""
+    f = np.random.default_rng(seed).dirichlet(np.ones(n))
+    e = math.exp(eps)
+    np.testing.assert_allclose(pd.grr(n, eps).variance(f), (e + n - 2) / (e - 1) ** 2 + f * (n - 2) / (e - 1), rtol=1e-9)
+    np.testing.assert_allclose(pd.oue(n, eps).variance(f), 4 * e / (e - 1) ** 2 + f, rtol=1e-9)
+    for g in (2, 3, pd.olh(n, eps).g):
+        expect = (e + g - 1) ** 2 / ((g - 1) * (e - 1) ** 2) + f * ((g - 1) ** 2 - e) / ((g - 1) * (e - 1))
+        np.testing.assert_allclose(pd.olh(n, eps, g=g).variance(f), expect, rtol=1e-9, atol=1e-12)
 
 
 def _chi2_min_pvalue(W: np.ndarray, x: np.ndarray, cols: np.ndarray) -> float:
@@ -305,6 +317,8 @@ def test_compare_with_ldp_bad_input():
     with pytest.raises(TypeError, match="DesignResult"):
         pd.compare_with_ldp(None)
     res = pd.design([0.5, 0.3, 0.2], 0.8)
+    with pytest.raises(TypeError, match=r"\.result"):
+        pd.compare_with_ldp(types.SimpleNamespace(result=res))
     with pytest.raises(ValueError, match="n"):
         pd.compare_with_ldp(res, n=0)
 

@@ -536,14 +536,21 @@ class OptimizedLocalHashing(FrequencyOracle):
     def support_counts(self, reports: object) -> np.ndarray:
         r = self._validated(reports)
         g, L = int(self.g), self.n_bits  # type: ignore[arg-type]
-        bits = ((np.arange(self.n)[None, :] >> np.arange(L)[:, None]) & 1).astype(float)  # (L, N)
+        dt = _uint_dtype(2 * g - 2)
         counts = np.zeros(self.n, dtype=np.int64)
-        step = max(1, CHUNK_ELEMENTS // self.n)
+        width = 1 << L  # < 2N
+        step = max(1, CHUNK_ELEMENTS // width)
         for lo in range(0, r.shape[0], step):
-            chunk = r[lo : lo + step].astype(float)
-            # H(v) − y = a·bits(v) + (b − y); integers well below 2^53, so float arithmetic is exact
-            diff = chunk[:, :L] @ bits + (chunk[:, L] - chunk[:, L + 1])[:, None]
-            counts += np.count_nonzero(np.mod(diff, g) == 0, axis=0)
+            chunk = r[lo : lo + step].astype(np.int64)
+            target = ((chunk[:, L + 1] - chunk[:, L]) % g).astype(dt)  # H(v) = y  ⇔  a·bits(v) ≡ y − b (mod g)
+            a = np.ascontiguousarray(chunk[:, :L].T.astype(dt))  # (L, m)
+            # table of a·bits(v) mod g for v < 2^L (rows) by doubling: bit j adds a_j to the first 2^j rows
+            tab = np.zeros((width, chunk.shape[0]), dtype=dt)
+            for j in range(L):
+                w = 1 << j
+                blk = tab[:w] + a[j]
+                tab[w : 2 * w] = np.minimum(blk, blk - dt.type(g))  # unsigned: blk − g wraps around if blk < g
+            counts += np.count_nonzero(tab[: self.n] == target, axis=1)
         return counts
 
     @property
