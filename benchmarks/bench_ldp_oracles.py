@@ -16,7 +16,7 @@ import argparse
 import json
 import math
 import pathlib
-import time
+import timeit
 
 import numpy as np
 
@@ -26,12 +26,7 @@ ORACLES = {"GRR": pd.grr, "OUE": pd.oue, "OLH": pd.olh, "SS": pd.subset_selectio
 
 
 def _median_time(fn, repeats: int) -> float:
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+    return float(np.median(timeit.repeat(fn, number=1, repeat=repeats)))
 
 
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:

@@ -69,6 +69,8 @@ def test_channel_is_exactly_epsilon_ldp(key):
     o = SMALL[key]()
     W = o.matrix
     assert W.shape == (o.n, o.n_outputs)
+    if key == "grr":
+        np.testing.assert_allclose(W, pd.randomized_response(o.n, o.epsilon).matrix, atol=1e-15)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
     ratio = np.log(W.max(axis=0) / W.min(axis=0)).max()
     assert ratio == pytest.approx(o.epsilon, abs=1e-12)
@@ -383,6 +385,7 @@ def test_epsilon_zero_and_huge():
         v = o.variance([0.2] * 5, 10)
         assert np.all(np.isfinite(v)) and np.all(v >= 0)
     assert pd.olh(5, 800.0).g == fo.MAX_HASH_RANGE
+    np.testing.assert_allclose(pd.grr(3, 800.0).matrix, np.eye(3))
 
 
 # --------------------------------------------------------------------------------------------------------

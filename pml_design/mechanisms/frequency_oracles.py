@@ -60,7 +60,6 @@ from .._validation import (
     check_probability_vector,
     fmt,
 )
-from .closed_form import randomized_response
 from .mechanism import Mechanism, _as_symbols, project_to_simplex
 
 __all__ = [
@@ -335,7 +334,7 @@ class GeneralizedRandomizedResponse(FrequencyOracle):
     else one of the other N − 1 values uniformly ([WBLJ17] §4.1, "Direct Encoding").
 
     Reports: int64 values in ``{0, …, N − 1}``. Support of ``y``: ``{y}``. ``p* = e^ε/(e^ε + N − 1)``,
-    ``q* = 1/(e^ε + N − 1)``. The channel is :func:`~pml_design.mechanisms.closed_form.randomized_response`.
+    ``q* = 1/(e^ε + N − 1)``. The channel is :func:`~pml_design.mechanisms.closed_form.randomized_response`'s.
     """
 
     name: ClassVar[str] = "GRR"
@@ -371,7 +370,10 @@ class GeneralizedRandomizedResponse(FrequencyOracle):
         return self.n
 
     def _channel(self) -> np.ndarray:
-        return randomized_response(self.n, self.epsilon).matrix
+        # randomized_response's matrix, written in e^{−ε} (no overflow for ε > 709)
+        W = np.full((self.n, self.n), self.q_star)
+        np.fill_diagonal(W, self.p_star)
+        return W
 
     def _symbols(self, reports: np.ndarray) -> np.ndarray:
         return reports.astype(np.int64)
