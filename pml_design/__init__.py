@@ -13,7 +13,8 @@ module                          implements
 ``bounds``                      core §IV: Theorems 3–4, Corollaries 2–3, eq. (8)
 ``design``                      core §V: Proposition 2 polytope, eq. (9), [15, Thm 6], certification
 ``design.scalable``             column generation for large alphabets (bounded/proven optimal)
-``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines
+``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines and
+                                frequency oracles (GRR, OUE, OLH, subset selection; estimation MSE)
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
 ``additive``                    core §VI: binary Laplace (Prop. 3, eq. (16)) and Gaussian (eq. (17))
 ``datasets``                    the bundled UCI Adult data
@@ -96,16 +97,22 @@ from .leakage import (
     privacy_regions,
 )
 from .mechanisms import (
+    FrequencyOracle,
     LdpComparison,
     Mechanism,
     binary_ldp,
     binary_optimal,
     compare_with_ldp,
+    estimation_mse,
     first_region_mechanism,
+    grr,
     k_singular,
+    olh,
     optimal_ldp,
+    oue,
     randomized_response,
     randomized_response_for_pml,
+    subset_selection,
     theorem5_binary,
     uniform_optimal,
 )
@@ -131,6 +138,7 @@ __all__ = [
     "DesignResult",
     "EstimatedDesign",
     "FiniteSet",
+    "FrequencyOracle",
     "HistogramGuarantee",
     "L1Ball",
     "LdpComparison",
@@ -165,10 +173,12 @@ __all__ = [
     "epsilon_max",
     "epsilon_min",
     "epsilon_prime",
+    "estimation_mse",
     "first_region_mechanism",
     "flexible",
     "gaussian_delta1",
     "grid",
+    "grr",
     "gaussian_mechanism",
     "gaussian_pml_guarantee",
     "guarantee_for_mechanism",
@@ -198,7 +208,9 @@ __all__ = [
     "lipschitz_constant",
     "load_adult",
     "max_divergence_shift",
+    "olh",
     "optimal_ldp",
+    "oue",
     "output_distribution",
     "phi",
     "pldp_gaussian_sigma",
@@ -209,6 +221,7 @@ __all__ = [
     "release_histogram",
     "samples_needed",
     "sensitivity_bound",
+    "subset_selection",
     "sweep",
     "task_seed",
     "theorem5_binary",

@@ -1,4 +1,4 @@
-"""Usable mechanisms: the :class:`Mechanism` object, closed forms, and LDP baselines."""
+"""Usable mechanisms: the :class:`Mechanism` object, closed forms, LDP baselines and frequency oracles."""
 
 from .closed_form import (
     binary_optimal,
@@ -10,21 +10,46 @@ from .closed_form import (
     uniform_optimal,
     uniform_optimal_mutual_information,
 )
-from .ldp import LdpComparison, binary_ldp, compare_with_ldp, optimal_ldp
+from .ldp import (
+    FrequencyOracle,
+    GeneralizedRandomizedResponse,
+    LdpComparison,
+    OptimizedLocalHashing,
+    OptimizedUnaryEncoding,
+    SubsetSelection,
+    binary_ldp,
+    compare_with_ldp,
+    estimation_mse,
+    grr,
+    olh,
+    optimal_ldp,
+    oue,
+    subset_selection,
+)
 from .mechanism import Mechanism, project_to_simplex
 
 __all__ = [
+    "FrequencyOracle",
+    "GeneralizedRandomizedResponse",
     "LdpComparison",
     "Mechanism",
+    "OptimizedLocalHashing",
+    "OptimizedUnaryEncoding",
+    "SubsetSelection",
     "binary_ldp",
     "binary_optimal",
     "compare_with_ldp",
+    "estimation_mse",
     "first_region_mechanism",
+    "grr",
     "k_singular",
+    "olh",
     "optimal_ldp",
+    "oue",
     "project_to_simplex",
     "randomized_response",
     "randomized_response_for_pml",
+    "subset_selection",
     "theorem5_binary",
     "uniform_optimal",
     "uniform_optimal_mutual_information",

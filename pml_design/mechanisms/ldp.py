@@ -1,9 +1,13 @@
-"""LDP baselines: k-ary randomized response, the binary mechanism, and the optimal ε-LDP mechanism.
+"""LDP baselines: k-ary randomized response, the binary mechanism, the optimal ε-LDP mechanism, and the
+LDP frequency oracles (GRR, OUE, OLH, subset selection) with their estimators.
 
 Implements: core paper Remark 1 / Remark 3 (ε-PML for every distribution = ε-LDP; Warner's mechanism),
 Kairouz, Oh & Viswanath 2016 ("Extremal mechanisms for local differential privacy": the optimal ε-LDP
 mechanism for a sub-convex utility is an LP over the staircase patterns {1, e^ε}^N, which are exactly the
-extreme rays of the simplex's column cone, :func:`pml_design.design.rays.enumerate_rays`).
+extreme rays of the simplex's column cone, :func:`pml_design.design.rays.enumerate_rays`), and — re-exported
+from :mod:`pml_design.mechanisms.frequency_oracles` — the frequency oracles of Wang et al. (USENIX Security
+2017) and k-subset selection (Wang et al. 2016; Ye & Barg 2018) with :func:`estimation_mse`, the
+per-report MSE of a channel's MLE (trace of the inverse Fisher information on the simplex).
 """
 
 from __future__ import annotations
@@ -11,17 +15,47 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import math
+from dataclasses import field
+
 import numpy as np
 
-from .._validation import check_epsilon, check_probability_vector
+from .._validation import check_epsilon, check_positive_int, check_probability_vector
 from ..uncertainty import Simplex, as_uncertainty_set
 from .closed_form import randomized_response, randomized_response_for_pml
+from .frequency_oracles import (
+    FrequencyOracle,
+    GeneralizedRandomizedResponse,
+    OptimizedLocalHashing,
+    OptimizedUnaryEncoding,
+    SubsetSelection,
+    estimation_mse,
+    grr,
+    olh,
+    oue,
+    subset_selection,
+)
 from .mechanism import Mechanism
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..design.result import DesignResult
 
-__all__ = ["LdpComparison", "binary_ldp", "compare_with_ldp", "optimal_ldp"]
+__all__ = [
+    "FrequencyOracle",
+    "GeneralizedRandomizedResponse",
+    "LdpComparison",
+    "OptimizedLocalHashing",
+    "OptimizedUnaryEncoding",
+    "SubsetSelection",
+    "binary_ldp",
+    "compare_with_ldp",
+    "estimation_mse",
+    "grr",
+    "olh",
+    "optimal_ldp",
+    "oue",
+    "subset_selection",
+]
 
 
 def binary_ldp(epsilon: float) -> Mechanism:
@@ -46,9 +80,24 @@ def optimal_ldp(
     return design(Simplex(p.shape[0]), epsilon, utility=utility, prior=p, method=method)
 
 
+
+#: Keys of :attr:`LdpComparison.estimation_mse`, with their table labels.
+_MSE_LABELS: dict[str, str] = {
+    "pml": "PML design (MLE)",
+    "optimal_ldp": "optimal ε-LDP (MLE)",
+    "rr_pml": "RR at the PML budget (MLE)",
+    "grr": "GRR = k-ary RR",
+    "oue": "OUE",
+    "olh": "OLH",
+    "subset_selection": "subset selection",
+}
+
+
 @dataclass(frozen=True)
 class LdpComparison:
-    """Utility of a PML design against LDP baselines at the same ε (all under the same prior).
+    """Utility and estimation accuracy of a PML design against LDP baselines at the same ε and prior.
+
+    ``print(comparison)`` shows :meth:`to_table`.
 
     Attributes
     ----------
@@ -58,9 +107,21 @@ class LdpComparison:
     optimal_ldp : float
         Utility of the optimal ε-LDP mechanism.
     randomized_response : float
-        Utility of k-ary randomized response at ε (ε-LDP).
+        Utility of k-ary randomized response at ε (ε-LDP); ``nan`` for a linear utility whose gain has a
+        number of outputs other than N.
     rr_pml : float
-        Utility of randomized response calibrated to the PML budget over the same set.
+        Utility of randomized response calibrated to the PML budget over the same set (``nan`` as above).
+    utility_name : str
+        The utility all four values are measured with.
+    estimation_mse : dict[str, float]
+        ``n · E‖P̂ − P‖²`` per report under the design's prior (records i.i.d. from it), or ``E‖P̂ − P‖²`` for
+        ``n_reports`` reports: for the channels ``"pml"`` (the design), ``"optimal_ldp"`` and ``"rr_pml"`` the
+        MLE's asymptotic value (:func:`~pml_design.mechanisms.frequency_oracles.estimation_mse`; ``inf`` when
+        the channel cannot identify every category); for the ε-LDP frequency oracles ``"grr"``, ``"oue"``,
+        ``"olh"`` and ``"subset_selection"`` the exact value of their standard unbiased estimator
+        (:meth:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle.mse`, ``inputs="iid"``).
+    n_reports : int or None
+        The number of reports ``estimation_mse`` is for (None: per report).
     """
 
     epsilon: float
@@ -68,31 +129,144 @@ class LdpComparison:
     optimal_ldp: float
     randomized_response: float
     rr_pml: float
+    utility_name: str = "mutual_information"
+    estimation_mse: dict[str, float] = field(default_factory=dict, hash=False)
+    n_reports: int | None = None
 
     @property
     def gain_over_ldp(self) -> float:
         """``pml / optimal_ldp`` (``inf`` if the LDP utility is 0)."""
         return float(self.pml / self.optimal_ldp) if self.optimal_ldp > 0 else float("inf")
 
+    def to_table(self) -> str:
+        """A small plain-text table of the comparison."""
 
-def compare_with_ldp(result: object, *, utility: object | None = None) -> LdpComparison:
-    """Compare a :class:`~pml_design.design.DesignResult` with the LDP baselines at the same ε.
+        def num(v: float, digits: int = 6) -> str:
+            return f"{v:.{digits}g}" if np.isfinite(v) else str(v)
+
+        w = 36
+        lines = [
+            f"LdpComparison at ε = {self.epsilon:.6g} (utility: {self.utility_name})",
+            f"  {'utility':<{w}}{'value':>14}",
+            f"  {'PML design':<{w}}{num(self.pml):>14}",
+            f"  {'optimal ε-LDP':<{w}}{num(self.optimal_ldp):>14}",
+            f"  {'randomized response (ε-LDP)':<{w}}{num(self.randomized_response):>14}",
+            f"  {'RR at the PML budget':<{w}}{num(self.rr_pml):>14}",
+            f"  {'gain over optimal LDP':<{w}}{num(self.gain_over_ldp, 4) + 'x':>14}",
+        ]
+        if self.estimation_mse:
+            what = "per report" if self.n_reports is None else f"for {self.n_reports} reports"
+            lines.append(f"  {'estimation MSE ' + what:<{w}}{'value':>14}{'÷ design':>12}")
+            ref = self.estimation_mse.get("pml", math.nan)
+            for key, val in self.estimation_mse.items():
+                ratio = num(val / ref, 4) + "x" if np.isfinite(ref) and ref > 0 else "-"
+                lines.append(f"  {_MSE_LABELS.get(key, key):<{w}}{num(val):>14}{ratio:>12}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def compare_with_ldp(result: object, *, utility: object | None = None, n: int | None = None) -> LdpComparison:
+    """Compare a :class:`~pml_design.design.DesignResult` with the LDP baselines at the same ε and prior.
+
+    Utility view: the design's utility next to the optimal ε-LDP mechanism (:func:`optimal_ldp`), k-ary
+    randomized response, and randomized response calibrated to the design's PML budget. Estimation view
+    (:attr:`LdpComparison.estimation_mse`): the MSE of estimating the distribution from the design's reports
+    (its MLE, :func:`~pml_design.mechanisms.frequency_oracles.estimation_mse`) next to the same for the
+    optimal ε-LDP mechanism and the ε-LDP frequency oracles GRR, OUE, OLH and subset selection
+    (Wang et al. 2017; Ye & Barg 2018) with their standard estimators.
 
     Implements: the PML-vs-LDP comparison of the core paper (Sections I, V–VI) for discrete mechanisms.
-    """
-    from ..design.utilities import as_utility
 
-    eps = check_epsilon(result.epsilon)  # type: ignore[attr-defined]
-    prior = result.prior  # type: ignore[attr-defined]
-    util = as_utility(utility if utility is not None else result.utility_name)  # type: ignore[attr-defined]
-    n = prior.shape[0]
+    Parameters
+    ----------
+    result : DesignResult
+        Any design (sub-convex, linear or concave utility; exact or scalable method).
+    utility : str, Utility or array_like, optional
+        The utility to compare with; default: the design's own. A DesignResult stores only its utility's
+        *name*, so for a :class:`~pml_design.design.LinearUtility` / ``ConcaveUtility`` / custom design pass the
+        utility object here; without it the comparison falls back to mutual information (with a
+        ``UserWarning``). A linear utility is optimised over the simplex with its own M outputs.
+    n : int, optional
+        Number of reports for the estimation view (default: per report, ``n · E‖P̂ − P‖²``).
+
+    Returns
+    -------
+    LdpComparison
+
+    Raises
+    ------
+    TypeError
+        ``result`` is not a DesignResult.
+    ValueError
+        ``n`` < 1, or a linear ``utility`` whose gain does not have the design's shape.
+    """
+    import warnings
+
+    from ..design.result import DesignResult
+    from ..design.utilities import LinearUtility, as_utility
+
+    if not isinstance(result, DesignResult):
+        hint = ""
+        if isinstance(getattr(result, "result", None), DesignResult):
+            hint = " (this object holds one: pass its .result)"
+        raise TypeError(
+            f"result must be a DesignResult (from pml_design.design), got {type(result).__name__}{hint}"
+        )
+    n_reports = None if n is None else check_positive_int(n, "n")
+    eps = check_epsilon(result.epsilon)
+    prior = check_probability_vector(result.prior, "result.prior")
+    size = prior.shape[0]
+    W = np.asarray(result.matrix, dtype=float)
+    if utility is not None:
+        util = as_utility(utility)
+    else:
+        try:
+            util = as_utility(result.utility_name)
+        except ValueError:
+            warnings.warn(
+                f"compare_with_ldp: the design's utility {result.utility_name!r} cannot be rebuilt from a "
+                "DesignResult (only its name is stored); comparing under mutual information. Pass utility=... "
+                "to compare under the design's own utility.",
+                UserWarning,
+                stacklevel=2,
+            )
+            util = as_utility("mutual_information")
+    linear = isinstance(util, LinearUtility)
+    if linear and util.gain.shape != W.shape:  # type: ignore[union-attr]
+        raise ValueError(
+            f"utility: the gain has shape {util.gain.shape} but the design's matrix has shape {W.shape}"  # type: ignore[union-attr]
+        )
+
+    def value(matrix: np.ndarray) -> float:
+        if linear and util.gain.shape != matrix.shape:  # type: ignore[union-attr]
+            return math.nan  # the gain does not define a value for this output alphabet
+        return float(util.value(matrix, prior))
+
     ldp = optimal_ldp(prior, eps, utility=util)
-    rr = randomized_response(n, eps)
-    rr_pml = randomized_response_for_pml(as_uncertainty_set(result.uncertainty), eps)  # type: ignore[attr-defined]
+    rr = randomized_response(size, eps)
+    rr_pml = randomized_response_for_pml(as_uncertainty_set(result.uncertainty), eps)
+    m = 1 if n_reports is None else n_reports
+    mse = {
+        "pml": estimation_mse(W, prior) / m,
+        "optimal_ldp": estimation_mse(ldp.matrix, prior) / m,
+        "rr_pml": estimation_mse(rr_pml.matrix, prior) / m,
+    }
+    for key, oracle in (
+        ("grr", grr(size, eps)),
+        ("oue", oue(size, eps)),
+        ("olh", olh(size, eps)),
+        ("subset_selection", subset_selection(size, eps)),
+    ):
+        mse[key] = oracle.mse(prior, m, inputs="iid")
     return LdpComparison(
         epsilon=eps,
-        pml=float(util.value(np.asarray(result.matrix), prior)),  # type: ignore[attr-defined]
-        optimal_ldp=ldp.utility,
-        randomized_response=util.value(rr.matrix, prior),
-        rr_pml=util.value(rr_pml.matrix, prior),
+        pml=value(W),
+        optimal_ldp=float(ldp.utility),
+        randomized_response=value(rr.matrix),
+        rr_pml=value(rr_pml.matrix),
+        utility_name=str(util.name),
+        estimation_mse=mse,
+        n_reports=n_reports,
     )
