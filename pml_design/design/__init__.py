@@ -32,6 +32,7 @@ from .result import DesignResult, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
     ConcaveUtility,
+    FrequencyEstimation,
     LinearUtility,
     MapAccuracy,
     MutualInformation,
@@ -50,6 +51,7 @@ __all__ = [
     "CertificationError",
     "ChiSquareInformation",
     "ConcaveUtility",
+    "FrequencyEstimation",
     "DEFAULT_SOLVER",
     "DesignResult",
     "LinearUtility",
@@ -293,6 +295,20 @@ def design(
         raise ValueError(f"method must be one of 'auto', 'exact', 'convex', 'scalable', got {method!r}")
 
     info: dict = {}
+    if isinstance(util, FrequencyEstimation):
+        if method not in ("auto", "scalable"):
+            raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
+        from .estimation_design import design_frequency_estimation  # noqa: PLC0415
+
+        opts = _scalable_opts(solver_options)
+        return design_frequency_estimation(
+            uset,
+            eps,
+            util,
+            util.check_prior(p_util),
+            time_limit=float(opts.get("time_limit", 60.0)),
+            progress=bool(opts.get("progress", False)),
+        )
     if util.kind in ("linear", "concave"):
         if method == "exact":
             raise ValueError(f"method 'exact' is for sub-convex utilities; {util.name} needs method='convex' or 'scalable'")

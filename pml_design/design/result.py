@@ -40,7 +40,12 @@ class DesignResult:
     prior : numpy.ndarray
         The distribution the utility was evaluated under (e.g. the estimate P̂).
     upper_bound : float
-        An upper bound on the optimal utility (LP optimum / dual bound); ``nan``-free.
+        An upper bound on the optimal utility (LP optimum / dual bound); ``nan``-free. For ``sense="min"``
+        utilities (frequency estimation: an error) the design's own value, which the optimum cannot exceed.
+    lower_bound : float
+        For ``sense="min"``: a proven lower bound on the optimal error (``-inf`` when none is available).
+    sense : {"max", "min"}
+        Whether larger (utilities such as mutual information) or smaller (estimation error) is better.
     optimal : bool
         Whether optimality is proven (``utility`` within 1e-7 relative of ``upper_bound``; 1e-6 for the
         column-generation method).
@@ -68,11 +73,20 @@ class DesignResult:
     repair_weight: float = 0.0
     solve_time: float = 0.0
     info: dict = field(default_factory=dict)
+    lower_bound: float = float("-inf")
+    sense: str = "max"
 
     @property
     def gap(self) -> float:
-        """``upper_bound − utility`` (≥ 0 up to solver tolerance)."""
+        """Distance to the proven bound: ``upper_bound − utility`` (``utility − lower_bound`` when ``sense="min"``)."""
+        if self.sense == "min":
+            return float(self.utility - self.lower_bound)
         return float(self.upper_bound - self.utility)
+
+    @property
+    def relative_gap(self) -> float:
+        """``gap / max(1, |utility|)`` (``inf`` without a finite bound)."""
+        return float(self.gap / max(1.0, abs(self.utility))) if np.isfinite(self.utility) else float("inf")
 
     @property
     def mechanism(self) -> Mechanism:

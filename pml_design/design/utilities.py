@@ -217,11 +217,69 @@ class TotalVariationInformation(SubConvexUtility):
         return 0.5 * (prior[:, None] * np.abs(c - (prior @ c)[None, :])).sum(axis=0)
 
 
-_NAMED: dict[str, type[SubConvexUtility]] = {
+class FrequencyEstimation(Utility):
+    """Error of estimating the input distribution from the reports (lower is better).
+
+    ``value(W, P)`` is the per-report asymptotic mean squared error of the maximum-likelihood estimate of
+    ``P`` (criterion "A", the default): ``tr F(W)⁻¹ − ‖P‖²`` with the Fisher information
+    ``F(W) = Σ_y w_y w_yᵀ/(P·w_y)``, so ``E‖P̂ − P‖² ≈ value/n`` from ``n`` reports; or, for criterion "D",
+    ``log det F(W)⁻¹`` (the log generalized variance). ``+inf`` when the mechanism cannot identify every
+    category (singular F).
+
+    Implements: the A-/D-optimal experimental-design criterion for the local model (docs/design.md §7);
+    designed by :func:`~pml_design.design.estimation_design.design_frequency_estimation`.
+
+    Parameters
+    ----------
+    criterion : {"A", "D"}, default "A"
+
+    Notes
+    -----
+    ``DesignResult.utility`` reports this error with ``DesignResult.sense == "min"``: smaller is better, and
+    ``lower_bound ≤ optimum ≤ utility``.
+    """
+
+    kind = "estimation"
+    name = "frequency_estimation"
+
+    def __init__(self, criterion: str = "A") -> None:
+        if criterion not in ("A", "D"):
+            raise ValueError(f"criterion must be 'A' (mean squared error) or 'D' (log det), got {criterion!r}")
+        self.criterion = criterion
+
+    def check_prior(self, prior: np.ndarray) -> np.ndarray:
+        """The error is evaluated at a distribution with every probability > 0 (else F⁻¹ is not defined)."""
+        p = np.asarray(prior, dtype=float)
+        if np.any(p <= 0):
+            i = int(np.flatnonzero(p <= 0)[0])
+            raise ValueError(
+                f"utility 'frequency_estimation' needs a prior with every probability > 0, got prior[{i}] = {p[i]!r}; "
+                "pass prior= a smoothed estimate, e.g. (counts + 0.5) / (m + N/2)"
+            )
+        return p
+
+    def value(self, matrix: np.ndarray, prior: np.ndarray) -> float:
+        from ..mechanisms.frequency_oracles import estimation_mse  # noqa: PLC0415
+
+        if self.criterion == "A":
+            return estimation_mse(matrix, prior)
+        W = np.asarray(matrix, dtype=float)
+        q = prior @ W
+        used = q > 0
+        F = (W[:, used] / q[used]) @ W[:, used].T
+        sign, logdet = np.linalg.slogdet(0.5 * (F + F.T))
+        return float(-logdet) if sign > 0 and np.isfinite(logdet) else float("inf")
+
+    def __repr__(self) -> str:
+        return f"FrequencyEstimation(criterion={self.criterion!r})"
+
+
+_NAMED: dict[str, type[Utility]] = {
     "mutual_information": MutualInformation,
     "map_accuracy": MapAccuracy,
     "chi_square_information": ChiSquareInformation,
     "total_variation_information": TotalVariationInformation,
+    "frequency_estimation": FrequencyEstimation,
 }
 
 
