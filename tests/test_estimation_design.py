@@ -1,0 +1,121 @@
+"""Estimation-aware design (utility="frequency_estimation"): value, bounds, seeds, certification, errors."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pml_design as pml
+from pml_design.design import FrequencyEstimation, design, enumerate_rays
+
+
+def _certified(res, uset, eps):
+    assert np.all(res.matrix >= 0)
+    np.testing.assert_allclose(res.matrix.sum(axis=1), 1.0, atol=1e-12)
+    assert pml.leakage_capacity(res.matrix, uset) <= eps + 1e-12
+
+
+def test_small_design_is_proven_and_matches_an_sdp_over_all_rays():
+    # second solver, second formulation: cvxpy's tr_inv (an SDP) over the complete ray list
+    p = np.array([0.5, 0.3, 0.2])
+    for ball, eps in ((pml.L1Ball(p, 0.1), 1.0), (pml.L1Ball(p, 0.5), 0.7), (pml.L1Ball(p, 0.0), 0.4)):
+        res = design(ball, eps, utility="frequency_estimation")
+        _certified(res, ball, eps)
+        assert res.sense == "min" and res.optimal
+        assert res.lower_bound <= res.utility + 1e-12
+        R = enumerate_rays(ball, eps)
+        R = R / (p @ R)
+        th = cp.Variable(R.shape[1], nonneg=True)
+        prob = cp.Problem(cp.Minimize(cp.tr_inv(R @ cp.diag(th) @ R.T)), [R @ th == 1])
+        prob.solve(solver="CLARABEL")
+        sdp = prob.value - p @ p
+        assert res.utility == pytest.approx(sdp, rel=2e-5)
+        assert res.lower_bound <= sdp * (1 + 1e-6)
+
+
+def test_value_is_the_mse_of_the_mle_by_simulation():
+    p = np.array([0.55, 0.3, 0.15])
+    res = design(pml.L1Ball(p, 0.05), 1.0, utility="frequency_estimation")
+    mech = res.mechanism
+    n, reps = 20_000, 150
+    rng = np.random.default_rng(5)
+    x = rng.choice(3, size=(reps, n), p=p)
+    err = np.array([np.sum((mech.estimate(mech.privatize(xi, rng=rng)) - p) ** 2) for xi in x]) * n
+    se = err.std(ddof=1) / np.sqrt(reps)
+    assert abs(err.mean() - res.utility) < 4 * se + 0.02 * res.utility
+    # power: a design at a clearly different epsilon has a different value, rejected by the same test
+    other = design(pml.L1Ball(p, 0.05), 0.6, utility="frequency_estimation")
+    assert abs(err.mean() - other.utility) > 4 * se
+
+
+@pytest.mark.parametrize("n", [3, 5, 8])
+def test_never_worse_than_randomized_response_and_subset_selection(n):
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.ones(n) * 2)
+    for beta in (0.02, 2.5 * p.min()):
+        ball = pml.L1Ball(p, beta)
+        for eps in (0.3, 1.0, 3.0):
+            res = design(ball, eps, utility="frequency_estimation")
+            _certified(res, ball, eps)
+            seeds = [pml.grr(n, eps).mechanism.matrix, pml.randomized_response_for_pml(ball, eps).matrix]
+            if n <= 8:
+                seeds.append(pml.subset_selection(n, eps).mechanism.matrix)
+            for W in seeds:
+                assert res.utility <= pml.estimation_mse(W, p) * (1 + 1e-7)
+
+
+def test_identifies_every_category_and_has_more_outputs_than_inputs():
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    res = design(pml.L1Ball(p, 0.05), 0.5, utility="frequency_estimation")
+    assert np.linalg.matrix_rank(res.matrix) == 4
+    assert res.info["n_outputs"] == res.matrix.shape[1] >= 4
+
+
+def test_monotone_in_epsilon_and_permutation_invariant():
+    p = np.array([0.45, 0.25, 0.2, 0.1])
+    ball = pml.L1Ball(p, 0.3)  # outside Proposition 2
+    vals = [design(ball, e, utility="frequency_estimation").utility for e in (0.25, 0.5, 1.0, 2.0)]
+    assert all(b <= a * (1 + 1e-6) for a, b in zip(vals, vals[1:]))
+    perm = np.array([2, 0, 3, 1])
+    a = design(pml.L1Ball(p, 0.3), 0.5, utility="frequency_estimation")
+    b = design(pml.L1Ball(p[perm], 0.3), 0.5, utility="frequency_estimation")
+    assert a.utility == pytest.approx(b.utility, rel=1e-6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(2, 5), eps=st.floats(0.1, 3.0), frac=st.floats(0.0, 1.0), seed=st.integers(0, 10_000))
+def test_random_instances_are_certified_and_bounded(n, eps, frac, seed):
+    p = np.random.default_rng(seed).dirichlet(np.ones(n))
+    p = np.maximum(p, 1e-3)
+    p /= p.sum()
+    ball = pml.L1Ball(p, frac * 2.0)
+    res = design(ball, eps, utility="frequency_estimation")
+    _certified(res, ball, eps)
+    assert np.isfinite(res.utility)
+    assert res.lower_bound <= res.utility * (1 + 1e-9)
+    assert res.utility <= pml.estimation_mse(pml.grr(n, eps).mechanism.matrix, p) * (1 + 1e-7)
+
+
+def test_d_optimal_variant():
+    p = np.array([0.5, 0.3, 0.2])
+    res = design(pml.L1Ball(p, 0.1), 1.0, utility=FrequencyEstimation("D"))
+    assert res.optimal and res.info["criterion"] == "D"
+    F = (res.matrix / (p @ res.matrix)) @ res.matrix.T
+    assert res.utility == pytest.approx(-np.linalg.slogdet(F)[1], rel=1e-9)
+
+
+def test_bad_input_is_named():
+    p = np.array([0.5, 0.5, 0.0])
+    with pytest.raises(ValueError, match="prior"):
+        design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation")
+    with pytest.raises(ValueError, match="epsilon > 0"):
+        design(pml.L1Ball([0.5, 0.5], 0.1), 0.0, utility="frequency_estimation")
+    with pytest.raises(ValueError, match="utility must be one of"):
+        design(pml.L1Ball([0.5, 0.5], 0.1), 1.0, utility="frequency_estimaton")
+    with pytest.raises(ValueError, match="criterion"):
+        FrequencyEstimation("E")
+    with pytest.raises(ValueError, match="method"):
+        design(pml.L1Ball([0.5, 0.5], 0.1), 1.0, utility="frequency_estimation", method="exact")
