@@ -62,7 +62,7 @@ def tradeoff_curve(
     eps_arr = check_finite_array(epsilons, "epsilons", ndim=1)
     eps_list = [check_epsilon(e, "epsilons") for e in eps_arr]
     util = as_utility(utility)
-    if util.kind == "subconvex" or not reuse or method == "scalable":
+    if util.kind in ("subconvex", "estimation") or not reuse or method == "scalable":
         return [design(uset, e, utility=util, solver=solver, prior=prior, method=method) for e in eps_list]
     p_util = _utility_prior(uset, prior)
     used_solver = _check_solver(solver) or DEFAULT_SOLVER
