@@ -32,6 +32,9 @@ def _errors(est: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 
 def run(
+    quick: bool = False,
+    outdir: str | pathlib.Path | None = None,
+    *,
     attributes: list[str] = ATTRIBUTES,
     epsilons: list[float] = EPSILONS,
     splits: int = 2,
@@ -39,9 +42,12 @@ def run(
     time_limit: float = 30.0,
     m: int = 5000,
     delta: float = 1e-6,
-    outdir: pathlib.Path | None = None,
 ) -> dict:
+    """The harness contract (``run(quick=..., outdir=...)``); quick = two attributes, three ε, 1 × 3 runs."""
     import pml_design as pml
+
+    if quick:
+        attributes, epsilons, splits, seeds, time_limit = ["relationship", "race"], [0.5, 1.0, 2.0], 1, 3, 10.0
 
     adult = pml.load_adult()
     oracles = {"GRR": pml.grr, "OUE": pml.oue, "OLH": pml.olh, "SS": pml.subset_selection}
@@ -107,7 +113,7 @@ def run(
         "worst_ratio_l2": float(ratios.max()),
         "cells_pml_not_worse": int(np.sum([c["PML"]["l2"] <= c[c["best_ldp"]]["l2"] + 2 * c["PML"]["l2_se"] for c in cells])),
     }
-    outdir = outdir or HERE / "results"
+    outdir = pathlib.Path(outdir) if outdir else HERE / "results"
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "estimation.json").write_text(json.dumps(out, indent=1))
     _plot(out, outdir / "estimation.png")
@@ -168,10 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--quick", action="store_true", help="two attributes, three ε, 1 split × 3 seeds")
     args = ap.parse_args(argv)
-    if args.quick:
-        run(["relationship", "race"], [0.5, 1.0, 2.0], splits=1, seeds=3, time_limit=10)
-    else:
-        run(splits=args.splits, seeds=args.seeds, time_limit=args.time_limit)
+    run(args.quick, splits=args.splits, seeds=args.seeds, time_limit=args.time_limit)
 
 
 if __name__ == "__main__":

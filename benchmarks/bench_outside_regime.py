@@ -25,7 +25,11 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 UTILS = ["mutual_information", "map_accuracy", "chi_square_information", "total_variation_information"]
 
 
-def run(instances: int = 2000, seed: int = 0, search_every: int = 1, outdir: pathlib.Path | None = None) -> dict:
+def run(quick: bool = False, outdir: str | pathlib.Path | None = None, *, instances: int = 2000, seed: int = 0,
+        search_every: int = 1) -> dict:
+    """The harness contract (``run(quick=..., outdir=...)``); quick = 100 instances."""
+    if quick:
+        instances = min(instances, 100)
     import pml_design as pml
     from pml_design.design import SolverFailedError
     from pml_design.design.utilities import as_utility
@@ -89,7 +93,7 @@ def run(instances: int = 2000, seed: int = 0, search_every: int = 1, outdir: pat
             "median_time_s": float(np.median([r["time"] for r in done])) if done else 0.0,
         }
     out = {"instances": instances, "seed": seed, "by_n": summary}
-    outdir = outdir or HERE / "results"
+    outdir = pathlib.Path(outdir) if outdir else HERE / "results"
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "outside_regime.json").write_text(json.dumps(out, indent=1))
     print(table(out))
@@ -113,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--instances", type=int, default=2000)
     ap.add_argument("--quick", action="store_true", help="100 instances")
     args = ap.parse_args(argv)
-    run(100 if args.quick else args.instances)
+    run(args.quick, instances=args.instances)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""Render the README's measured tables from the committed benchmark JSON (never typed by hand).
+
+Each generated block of README.md sits between ``<!-- BEGIN generated:NAME -->`` and
+``<!-- END generated:NAME -->``; :data:`BLOCKS` maps NAME to (JSON file under ``benchmarks/results``, renderer).
+``python -m benchmarks.render_readme`` rewrites the blocks; ``--check`` exits non-zero when README.md differs
+from what the JSON gives (run by ``tests/test_readme.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+from collections.abc import Callable
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+
+
+def _estimation(data: dict) -> str:
+    from .bench_estimation import markdown_table
+
+    return markdown_table(data)
+
+
+def _outside_regime(data: dict) -> str:
+    from .bench_outside_regime import table
+
+    by_n = data["by_n"]
+    total = sum(s["instances"] for s in by_n.values())
+    return (
+        table(data)
+        + f"\n\n{total} random ℓ1 balls with β ≥ 2 min P̂ (N = 2–8, all four sub-convex utilities, ε ∈ [0.02, 3]); "
+        "`searched` = instances checked by an independent local search over Corollary 1's constraints."
+    )
+
+
+#: name -> (JSON file, renderer)
+BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
+    "estimation": ("estimation.json", _estimation),
+    "outside-regime": ("outside_regime.json", _outside_regime),
+}
+
+
+def render(text: str) -> str:
+    """README text with every generated block re-rendered from its JSON (blocks whose JSON is missing stay)."""
+    for name, (fname, fn) in BLOCKS.items():
+        path = RESULTS / fname
+        if not path.exists():
+            continue
+        body = fn(json.loads(path.read_text()))
+        pat = re.compile(rf"(<!-- BEGIN generated:{re.escape(name)} -->\n).*?(\n<!-- END generated:{re.escape(name)} -->)", re.S)
+        text = pat.sub(lambda m: m.group(1) + body + m.group(2), text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if README.md is not what the JSON renders")
+    args = ap.parse_args(argv)
+    readme = ROOT / "README.md"
+    old = readme.read_text(encoding="utf-8")
+    new = render(old)
+    if args.check:
+        if new != old:
+            print("README.md is out of date with benchmarks/results/*.json: run python -m benchmarks.render_readme")
+            return 1
+        return 0
+    readme.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
