@@ -43,7 +43,7 @@ def csv_file(tmp_path):
 
 
 # --- help -------------------------------------------------------------------------------------------------
-SUBCOMMANDS = [["demo"], ["design"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
+SUBCOMMANDS = [["demo"], ["design"], ["privatize"], ["estimate"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
                ["calibrate", "histogram"], ["reproduce"], ["bench"]]
 
 
