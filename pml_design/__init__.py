@@ -15,6 +15,9 @@ module                          implements
 ``design.scalable``             column generation for large alphabets (bounded/proven optimal)
 ``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
+``deploy``                      mechanism files: save, load (hash-checked, re-certified)
+``dataframe``                   privatize a column of a pandas / Dask DataFrame
+``streaming``                   streamed CSV / Parquet privatize and estimate (the CLI's engine)
 ``additive``                    core §VI: binary Laplace (Prop. 3, eq. (16)) and Gaussian (eq. (17))
 ``datasets``                    the bundled UCI Adult data
 ``sweep``                       joblib sweeps (local, Dask, Ray) with per-task SeedSequence seeds
@@ -48,7 +51,9 @@ from .bounds import (
     lipschitz_constant,
     sensitivity_bound,
 )
+from .dataframe import privatize_dataframe
 from .datasets import AdultData, load_adult
+from .deploy import MechanismFileError, load_mechanism, save_mechanism
 from .design import (
     ChiSquareInformation,
     ConcaveUtility,
@@ -96,6 +101,7 @@ from .leakage import (
     privacy_regions,
 )
 from .mechanisms import (
+    FrequencyEstimate,
     LdpComparison,
     Mechanism,
     binary_ldp,
@@ -131,12 +137,14 @@ __all__ = [
     "DesignResult",
     "EstimatedDesign",
     "FiniteSet",
+    "FrequencyEstimate",
     "HistogramGuarantee",
     "L1Ball",
     "LdpComparison",
     "LinearUtility",
     "MapAccuracy",
     "Mechanism",
+    "MechanismFileError",
     "MutualInformation",
     "PmlStatement",
     "PrivacyRegions",
@@ -197,6 +205,7 @@ __all__ = [
     "leakage_tail",
     "lipschitz_constant",
     "load_adult",
+    "load_mechanism",
     "max_divergence_shift",
     "optimal_ldp",
     "output_distribution",
@@ -204,10 +213,12 @@ __all__ = [
     "pldp_gaussian_sigma",
     "privacy_region",
     "privacy_regions",
+    "privatize_dataframe",
     "randomized_response",
     "randomized_response_for_pml",
     "release_histogram",
     "samples_needed",
+    "save_mechanism",
     "sensitivity_bound",
     "sweep",
     "task_seed",

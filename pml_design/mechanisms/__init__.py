@@ -11,9 +11,10 @@ from .closed_form import (
     uniform_optimal_mutual_information,
 )
 from .ldp import LdpComparison, binary_ldp, compare_with_ldp, optimal_ldp
-from .mechanism import Mechanism, project_to_simplex
+from .mechanism import FrequencyEstimate, Mechanism, project_to_simplex
 
 __all__ = [
+    "FrequencyEstimate",
     "LdpComparison",
     "Mechanism",
     "binary_ldp",
