@@ -5,12 +5,13 @@ temporary directory (deleted afterwards), a mechanism file is designed from a 10
 (``map_accuracy``, ε = 1, δ = 1e-6), and the commands run in their own subprocesses:
 
 * ``privatize``: rows/s as reported by the command (streaming time, without the interpreter start) and the
-  whole command's wall time; peak resident memory of the process (``wait4`` rusage), which must stay flat
-  in the file size (the file is read and written in ~16 MiB blocks);
-* ``estimate``: the same for reading the privatized column back and estimating with 95 % intervals;
+  whole command's wall time; peak resident memory of the process (its VmHWM), which must stay flat in the
+  file size (the file is read and written in 4 MiB blocks);
+* ``estimate``: the same for reading the privatized column back and estimating with 95 % intervals (error
+  against the true frequencies of the generated column, and how many intervals cover them);
 * ``privatize_dataframe`` on a pandas DataFrame in memory, in this process.
 
-Baseline: the peak memory of a process that only imports ``pml_design``.
+Baseline: the peak memory of ``pml-design --version`` (the interpreter with ``pml_design`` imported).
 Run ``python benchmarks/bench_deploy.py [--quick]``; writes ``bench_deploy.json`` into ``--outdir``.
 """
 
@@ -32,45 +33,64 @@ CATEGORIES = [f"city_{i}" for i in range(8)]
 PROBS = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.08, 0.05, 0.02])
 
 
-def write_csv(path: pathlib.Path, rows: int, seed: int = 0) -> None:
-    """An (id, city, value) CSV with ``rows`` rows, written in blocks (pyarrow)."""
+def write_csv(path: pathlib.Path, rows: int, seed: int = 12345) -> np.ndarray:
+    """An (id, city, value) CSV with ``rows`` rows (blocks, pyarrow); returns the city counts.
+
+    The data seed differs from the privatize seed (0): with the same seed, numpy's ``choice`` and the
+    privatizing uniforms would come from one stream and be correlated.
+    """
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     rng = np.random.default_rng(seed)
     block = 10**6
+    counts = np.zeros(len(CATEGORIES), dtype=np.int64)
     with path.open("wb") as fh:
         for start in range(0, rows, block):
             k = min(block, rows - start)
+            codes = rng.choice(8, k, p=PROBS)
+            counts += np.bincount(codes, minlength=len(CATEGORIES))
             table = pa.table({
                 "id": np.arange(start, start + k),
-                "city": pa.array(np.asarray(CATEGORIES, dtype=object)[rng.choice(8, k, p=PROBS)], pa.string()),
+                "city": pa.array(np.asarray(CATEGORIES, dtype=object)[codes], pa.string()),
                 "value": rng.integers(0, 1000, k),
             })
             pacsv.write_csv(table, fh, pacsv.WriteOptions(include_header=start == 0, quoting_style="none"))
+    return counts
+
+
+#: Runs a command in a fresh interpreter and reports its own peak RSS (VmHWM of the exec'd process; the
+#: rusage of a child would include the parent's pages at fork time).
+_WRAPPER = (
+    "import runpy, sys\n"
+    "sys.argv = ['pml-design', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('pml_design.cli', run_name='__main__')\n"
+    "finally:\n"
+    "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+    "    sys.stderr.write(f'\\nPEAK_KIB {hwm}\\n')\n"
+)
 
 
 def _run_cli(args: list[str]) -> tuple[dict, float, float]:
     """Run ``pml-design ARGS --json`` in a subprocess: (its JSON, wall seconds, peak RSS in MiB)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), PML_DESIGN_NO_PROGRESS="1")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "pml_design.cli", *args, "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
-    out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args, "--json"], capture_output=True, text=True,
+                          env=env, check=False)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"pml-design {' '.join(args)} failed: {err.decode()[-2000:]}")
-    return json.loads(out), wall, usage.ru_maxrss / 1024.0
+        raise RuntimeError(f"pml-design {' '.join(args)} failed: {proc.stderr[-2000:]}")
+    peak = [ln for ln in proc.stderr.splitlines() if ln.startswith("PEAK_KIB")][-1]
+    return json.loads(proc.stdout), wall, int(peak.split()[1]) / 1024.0
 
 
 def baseline_rss() -> float:
-    """Peak RSS (MiB) of a process that only imports pml_design."""
+    """Peak RSS (MiB) of the wrapper running ``pml-design --version`` (imports pml_design, does nothing)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-c", "import pml_design"], env=env)
-    _, _, usage = os.wait4(proc.pid, 0)
-    return usage.ru_maxrss / 1024.0
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, "--version"], capture_output=True, text=True, env=env,
+                          check=False)
+    return int([ln for ln in proc.stderr.splitlines() if ln.startswith("PEAK_KIB")][-1].split()[1]) / 1024.0
 
 
 def make_mechanism(folder: pathlib.Path) -> pathlib.Path:
@@ -84,23 +104,23 @@ def make_mechanism(folder: pathlib.Path) -> pathlib.Path:
 
 def deploy_row(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
     data, out = folder / f"data_{rows}.csv", folder / f"private_{rows}.csv"
-    write_csv(data, rows)
+    truth = write_csv(data, rows) / rows
     size_mib = data.stat().st_size / 2**20
     priv, priv_wall, priv_rss = _run_cli(["privatize", str(mech), "--csv", str(data), "--column", "city",
                                           "--seed", "0", "-o", str(out)])
     est, est_wall, est_rss = _run_cli(["estimate", str(mech), "--csv", str(out), "--column", "city"])
-    truth = np.bincount(np.random.default_rng(0).choice(8, rows, p=PROBS), minlength=8) / rows
+    low, high = np.array(est["ci_low"]), np.array(est["ci_high"])
     row = {
         "rows": rows,
         "file_MiB": size_mib,
         "privatize_rows_per_s": priv["rows_per_second"],
-        "privatize_wall_s": priv_wall,
+        "privatize_cmd_wall_s": priv_wall,
         "privatize_peak_MiB": priv_rss,
-        "estimate_rows_per_s": rows / max(est_wall, 1e-9),
-        "estimate_wall_s": est_wall,
+        "estimate_rows_per_s": rows / est["seconds"],
+        "estimate_cmd_wall_s": est_wall,
         "estimate_peak_MiB": est_rss,
         "max_abs_error": float(np.max(np.abs(np.array(est["estimate"]) - truth))),
-        "ci_covers_truth": int(np.sum((np.array(est["ci_low"]) <= truth) & (truth <= np.array(est["ci_high"])))),
+        "ci_covers_truth": f"{int(np.sum((low <= truth) & (truth <= high)))}/{len(truth)}",
     }
     data.unlink()
     out.unlink()
@@ -133,14 +153,14 @@ def _table(rows: list[dict], title: str) -> None:
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    sizes = [10**5, 10**6] if quick else [10**6, 10**7]
+    sizes = [10**5, 10**6] if quick else [10**6, 3 * 10**6, 10**7]
     with tempfile.TemporaryDirectory(prefix="pml_bench_deploy_") as tmp:
         folder = pathlib.Path(tmp)
         mech = make_mechanism(folder)
         rows = [deploy_row(folder, mech, n) for n in sizes]
         frame = [dataframe_row(mech, 10**6)]
     base = baseline_rss()
-    _table(rows, f"pml-design privatize / estimate (8 categories; 'import pml_design' alone peaks at {base:.0f} MiB)")
+    _table(rows, f"pml-design privatize / estimate (8 categories; 'pml-design --version' peaks at {base:.0f} MiB)")
     _table(frame, "privatize_dataframe (pandas, in memory)")
     summary = {"rows": rows, "dataframe": frame, "import_only_peak_MiB": base,
                "peak_growth_MiB": rows[-1]["privatize_peak_MiB"] - rows[0]["privatize_peak_MiB"]}

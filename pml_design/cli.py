@@ -476,6 +476,7 @@ def _run_estimate(args: argparse.Namespace) -> int:
     from pml_design.streaming import report_counts  # noqa: PLC0415
 
     mech, source = _data_source(args)
+    t0 = time.perf_counter()
     counts = report_counts(source, args.column, mech, progress=_show_progress(args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -484,7 +485,8 @@ def _run_estimate(args: argparse.Namespace) -> int:
         sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
     out = est.to_dict()
     out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
-                "identifiable": mech.identifiable, "report_counts": counts})
+                "identifiable": mech.identifiable, "report_counts": counts,
+                "seconds": time.perf_counter() - t0})
     if args.json:
         _print_json(out)
         return 0

@@ -72,11 +72,19 @@ def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
     y = mech.privatize_codes(codes, gen)
     if not as_labels:
         return pd.Series(y, index=series.index, name=series.name)
+    out_labels = list(mech.output_labels)
     if isinstance(series.dtype, pd.CategoricalDtype):
-        values = pd.Categorical.from_codes(y, categories=list(mech.output_labels))
+        values = pd.Categorical.from_codes(y, categories=out_labels)
+    elif isinstance(series.dtype, pd.StringDtype) and all(isinstance(v, str) for v in out_labels):
+        import pyarrow as pa  # noqa: PLC0415 - pandas' string dtype is pyarrow-backed
+
+        values = pd.array(pa.array(out_labels, type=pa.string()).take(pa.array(y)), dtype=series.dtype)
     else:
-        values = np.asarray(mech.output_labels, dtype=object)[y]
-    return pd.Series(values, index=series.index, name=series.name)
+        values = np.empty(len(out_labels), dtype=object)
+        values[:] = out_labels
+        values = values[y]
+    return pd.Series(values, index=series.index, name=series.name, dtype=None if not isinstance(values, np.ndarray)
+                     else object)
 
 
 def _check_column(columns: Any, column: object, output_column: object) -> Any:

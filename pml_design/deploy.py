@@ -182,17 +182,30 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     return _write_atomically(pathlib.Path(os.fspath(path)), text)  # type: ignore[arg-type]
 
 
-def _write_atomically(target: pathlib.Path, text: str) -> pathlib.Path:
+def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[int, pathlib.Path]:
+    """A new temporary file next to ``target`` (same file system, so ``os.replace`` is atomic).
+
+    Returns ``(fd, path)``. Its permissions follow the umask like a normally created file (``mkstemp``
+    alone would make it private, 0600, and so would the renamed result).
+    """
     parent = target.parent if str(target.parent) else pathlib.Path(".")
     if not parent.is_dir():
-        raise FileNotFoundError(f"path: directory does not exist: {parent}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+        raise FileNotFoundError(f"directory does not exist: {parent}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    return fd, pathlib.Path(tmp)
+
+
+def _write_atomically(target: pathlib.Path, text: str) -> pathlib.Path:
+    fd, tmp = temporary_sibling(target)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
     except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return target
 

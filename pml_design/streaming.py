@@ -19,7 +19,6 @@ import csv
 import io
 import os
 import pathlib
-import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ __all__ = ["MISSING_VALUES", "TableError", "TableSource", "column_counts", "priv
 #: Cell values treated as missing when counting categories for a design (they are not categories).
 MISSING_VALUES: tuple[str, ...] = ("", "?", "NA", "nan", "NaN")
 
-_BLOCK = 1 << 24  # bytes per CSV block (~16 MiB): large enough to be fast, small enough to stay flat
+_BLOCK = 1 << 22  # bytes per CSV block (4 MiB): measured fastest here, and memory stays flat (bench_deploy)
 
 
 class TableError(ValueError):
@@ -255,6 +254,8 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
+    from .deploy import temporary_sibling  # noqa: PLC0415
+
     name = source.resolve(column)
     target = pathlib.Path(os.fspath(output))  # type: ignore[arg-type]
     if not target.parent.is_dir():
@@ -265,8 +266,7 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     value_set = pa.array(labels, type=pa.string())
     out_values = pa.array(_label_strings(mechanism.output_labels, "output labels"), type=pa.string())
     j = source.header.index(name)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    tmp = pathlib.Path(tmp_name)
+    fd, tmp = temporary_sibling(target)
     rows = 0
     try:
         with os.fdopen(fd, "wb") as sink, _progress(source, progress, "privatize") as bar:

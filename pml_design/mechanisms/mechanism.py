@@ -126,6 +126,12 @@ def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
             raise ValueError(f"{name} contains values the mechanism does not know: {fmt(unknown[:5])} "
                              f"(its labels are {fmt(list(labels))})")
         return cat_codes[raw.codes].astype(np.int64)
+    if isinstance(raw, pd.api.extensions.ExtensionArray) and isinstance(raw.dtype, pd.StringDtype):
+        arrow = _arrow_codes(raw, labels)
+        if arrow is not None:
+            raw, flat_codes = arrow
+            if (flat_codes >= 0).all():
+                return flat_codes
     arr = np.asarray(raw)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
@@ -140,6 +146,20 @@ def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
     return codes.astype(np.int64).reshape(arr.shape)
 
 
+def _arrow_codes(values: Any, labels: Sequence) -> tuple[Any, np.ndarray] | None:
+    """Fast path for a pandas string array: (values, codes with −1 for unknown) by pyarrow's hash lookup."""
+    if not all(isinstance(v, str) for v in labels):
+        return None
+    try:
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.compute as pc  # noqa: PLC0415
+
+        idx = pc.index_in(pa.array(values), value_set=pa.array(list(labels), type=pa.string()))
+    except Exception:  # noqa: BLE001 - no pyarrow or a storage it cannot take: use the generic path
+        return None
+    return values, np.asarray(pc.fill_null(idx, -1).to_numpy(), dtype=np.int64)
+
+
 def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.ndarray, bool]:
     """(codes, given_as_labels): integer codes pass through; label values are looked up in ``labels``."""
     if labels is None:
@@ -150,6 +170,15 @@ def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.n
     if kind in "iu" and not _all_integers(labels) or kind == "f" and not _all_numbers(labels):
         return _as_symbols(data, n, name), False
     return label_codes(data, labels, name), True
+
+
+def _label_array(labels: tuple) -> np.ndarray:
+    """Labels as a numpy array to index into: a str array when that is lossless (fast), else object."""
+    arr = np.asarray(labels) if all(isinstance(v, str) for v in labels) else None
+    if arr is None or arr.tolist() != list(labels):  # numpy str arrays drop trailing NUL characters
+        arr = np.empty(len(labels), dtype=object)
+        arr[:] = list(labels)
+    return arr
 
 
 def _default_output_labels(W: np.ndarray, labels: tuple) -> tuple:
@@ -366,7 +395,7 @@ class Mechanism:
         x, as_labels = _encode(inputs, self._labels, self.n_inputs, "inputs")
         y = self.privatize_codes(x, as_generator(rng))
         if as_labels:
-            return np.asarray(self._out_labels)[y]
+            return _label_array(self._out_labels)[y]
         return y
 
     def report_counts(self, reports: object) -> np.ndarray:
@@ -390,10 +419,21 @@ class Mechanism:
                 stacklevel=stacklevel,
             )
 
+    def _inversion(self, counts: np.ndarray) -> np.ndarray:
+        sol, *_ = np.linalg.lstsq(self._W.T, counts / counts.sum(), rcond=None)
+        return project_to_simplex(sol)
+
     def _ibu(self, counts: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
         W = self._W
         fy = counts / counts.sum()
-        pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
+        if self.identifiable:
+            # warm start at the projected inversion (the MLE itself when that is interior and W is square);
+            # zeros lifted to 1e-6 because EM never leaves a zero. The MLE is unique here, so the limit is
+            # the same as from the uniform start, only reached in far fewer iterations.
+            pi = np.maximum(self._inversion(counts), 1e-6)
+            pi /= pi.sum()
+        else:  # the limit depends on the start: keep the classic uniform one
+            pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
         used = fy > 0
         Wu, fu = W[:, used], fy[used]
         for _ in range(max_iter):
@@ -407,8 +447,7 @@ class Mechanism:
 
     def _point_estimate(self, counts: np.ndarray, method: str, max_iter: int, tol: float) -> np.ndarray:
         if method == "inversion":
-            sol, *_ = np.linalg.lstsq(self._W.T, counts / counts.sum(), rcond=None)
-            return project_to_simplex(sol)
+            return self._inversion(counts)
         return self._ibu(counts, check_positive_int(max_iter, "max_iter"), tol)
 
     def _covariance_at(self, pi: np.ndarray, n: int, method: str) -> np.ndarray:
