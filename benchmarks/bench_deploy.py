@@ -9,7 +9,9 @@ temporary directory (deleted afterwards), a mechanism file is designed from a 10
   file size (the file is read and written in 4 MiB blocks);
 * ``estimate``: the same for reading the privatized column back and estimating with 95 % intervals (error
   against the true frequencies of the generated column, and how many intervals cover them);
-* ``privatize_dataframe`` on a pandas DataFrame in memory, in this process.
+* ``privatize_dataframe`` on a pandas DataFrame in memory, in this process;
+* resident memory batch by batch while privatizing the largest file in this process (first vs last quarter
+  of the batches: flat means no growth with the number of rows processed).
 
 Baseline: the peak memory of ``pml-design --version`` (the interpreter with ``pml_design`` imported).
 Run ``python benchmarks/bench_deploy.py [--quick]``; writes ``bench_deploy.json`` into ``--outdir``.
@@ -127,6 +129,33 @@ def deploy_row(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
     return row
 
 
+def _rss_mib() -> float:
+    return int([ln for ln in open("/proc/self/status") if ln.startswith("VmRSS")][0].split()[1]) / 1024.0
+
+
+def rss_trace(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
+    """Resident memory batch by batch while privatizing ``rows`` rows in this process: flat = no growth."""
+    import pml_design as pd
+    from pml_design.streaming import TableSource, privatize_table
+
+    data = folder / "trace.csv"
+    write_csv(data, rows)
+    source = TableSource(data, "--csv")
+    trace: list[float] = []
+    batches = source.batches
+
+    def traced(columns=None):
+        for batch in batches(columns):
+            trace.append(_rss_mib())
+            yield batch
+
+    source.batches = traced  # type: ignore[method-assign]
+    privatize_table(source, "city", pd.load_mechanism(mech), folder / "trace_out.csv", np.random.default_rng(0))
+    q = max(len(trace) // 4, 1)
+    return {"rows": rows, "batches": len(trace), "rss_first_quarter_max_MiB": max(trace[:q]),
+            "rss_last_quarter_max_MiB": max(trace[-q:]), "rss_growth_MiB": max(trace[-q:]) - max(trace[:q])}
+
+
 def dataframe_row(mech: pathlib.Path, rows: int) -> dict:
     import pandas
 
@@ -159,10 +188,12 @@ def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") 
         mech = make_mechanism(folder)
         rows = [deploy_row(folder, mech, n) for n in sizes]
         frame = [dataframe_row(mech, 10**6)]
+        trace = [rss_trace(folder, mech, sizes[-1])]
     base = baseline_rss()
     _table(rows, f"pml-design privatize / estimate (8 categories; 'pml-design --version' peaks at {base:.0f} MiB)")
     _table(frame, "privatize_dataframe (pandas, in memory)")
-    summary = {"rows": rows, "dataframe": frame, "import_only_peak_MiB": base,
+    _table(trace, "resident memory while privatizing, batch by batch (in process)")
+    summary = {"rows": rows, "dataframe": frame, "rss_trace": trace, "import_only_peak_MiB": base,
                "peak_growth_MiB": rows[-1]["privatize_peak_MiB"] - rows[0]["privatize_peak_MiB"]}
     (outdir / "bench_deploy.json").write_text(json.dumps(summary, indent=2))
     return summary
