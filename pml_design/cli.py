@@ -433,6 +433,9 @@ def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: flo
 # ---------------------------------------------------------------------------------------------------------
 def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
     """(mechanism, table source) of a privatize/estimate call, both validated before any output exists."""
+    import pyarrow.compute  # noqa: F401, PLC0415 - loaded here, so the timings below measure the streaming only
+    import pyarrow.csv  # noqa: F401, PLC0415
+
     from pml_design.deploy import load_mechanism  # noqa: PLC0415
 
     try:

@@ -12,7 +12,6 @@ pandas and dask are imported only when used.
 
 from __future__ import annotations
 
-import numbers
 import os
 from typing import Any
 
@@ -166,6 +165,4 @@ def _privatize_dask(ddf: Any, column: Any, mech: Any, root: np.random.SeedSequen
         meta[target] = pd.Series(pd.Categorical([], categories=list(mech.output_labels)))
     else:
         meta[target] = pd.Series([], dtype=object)
-    if not isinstance(entropy, (numbers.Integral, tuple, list)) and entropy is not None:
-        entropy = int(entropy)
     return ddf.map_partitions(one_partition, meta=meta)

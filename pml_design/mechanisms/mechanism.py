@@ -26,7 +26,7 @@ from .._validation import as_generator, check_mechanism, check_positive_int, che
 from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
 
-__all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "project_to_simplex"]
+__all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
 
 #: Relative singular-value tolerance of :attr:`Mechanism.identifiable`: ``σ_min(W) > rtol · σ_max(W)``.
 IDENTIFIABILITY_RTOL: float = 1e-8
@@ -167,7 +167,7 @@ def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.n
     kind = getattr(getattr(data, "dtype", None), "kind", None)
     if kind is None:
         kind = np.asarray(data).dtype.kind
-    if kind in "iu" and not _all_integers(labels) or kind == "f" and not _all_numbers(labels):
+    if (kind in "iu" and not _all_integers(labels)) or (kind == "f" and not _all_numbers(labels)):
         return _as_symbols(data, n, name), False
     return label_codes(data, labels, name), True
 
