@@ -16,6 +16,9 @@ module                          implements
 ``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines and
                                 frequency oracles (GRR, OUE, OLH, subset selection; estimation MSE)
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
+``deploy``                      mechanism files: save, load (hash-checked, re-certified)
+``dataframe``                   privatize a column of a pandas / Dask DataFrame
+``streaming``                   streamed CSV / Parquet privatize and estimate (the CLI's engine)
 ``additive``                    core §VI: binary Laplace (Prop. 3, eq. (16)) and Gaussian (eq. (17))
 ``datasets``                    the bundled UCI Adult data
 ``sweep``                       joblib sweeps (local, Dask, Ray) with per-task SeedSequence seeds
@@ -49,7 +52,9 @@ from .bounds import (
     lipschitz_constant,
     sensitivity_bound,
 )
+from .dataframe import privatize_dataframe
 from .datasets import AdultData, load_adult
+from .deploy import MechanismFileError, load_mechanism, save_mechanism
 from .design import (
     ChiSquareInformation,
     ConcaveUtility,
@@ -99,6 +104,7 @@ from .leakage import (
 )
 from .mechanisms import (
     FrequencyOracle,
+    FrequencyEstimate,
     LdpComparison,
     Mechanism,
     binary_ldp,
@@ -141,12 +147,14 @@ __all__ = [
     "EstimatedDesign",
     "FiniteSet",
     "FrequencyOracle",
+    "FrequencyEstimate",
     "HistogramGuarantee",
     "L1Ball",
     "LdpComparison",
     "LinearUtility",
     "MapAccuracy",
     "Mechanism",
+    "MechanismFileError",
     "MutualInformation",
     "PmlStatement",
     "PrivacyRegions",
@@ -209,6 +217,7 @@ __all__ = [
     "leakage_tail",
     "lipschitz_constant",
     "load_adult",
+    "load_mechanism",
     "max_divergence_shift",
     "olh",
     "optimal_ldp",
@@ -218,10 +227,12 @@ __all__ = [
     "pldp_gaussian_sigma",
     "privacy_region",
     "privacy_regions",
+    "privatize_dataframe",
     "randomized_response",
     "randomized_response_for_pml",
     "release_histogram",
     "samples_needed",
+    "save_mechanism",
     "sensitivity_bound",
     "subset_selection",
     "sweep",

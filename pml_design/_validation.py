@@ -26,6 +26,7 @@ __all__ = [
     "PROB_ATOL",
     "as_generator",
     "check_delta",
+    "check_dense_size",
     "check_epsilon",
     "check_finite_array",
     "check_mechanism",
@@ -109,6 +110,20 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     if v < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {v}")
     return v
+
+
+#: Largest dense mechanism matrix (entries) a closed form will build: 2**28 float64 entries = 2 GiB.
+MAX_DENSE_ENTRIES: int = 2**28
+
+
+def check_dense_size(n_rows: int, n_cols: int, name: str = "n") -> None:
+    """Refuse a dense ``n_rows × n_cols`` float64 matrix above :data:`MAX_DENSE_ENTRIES` entries (clear error)."""
+    entries = int(n_rows) * int(n_cols)
+    if entries > MAX_DENSE_ENTRIES:
+        side = int(MAX_DENSE_ENTRIES**0.5)
+        raise ValueError(f"{name}={n_rows} is too large: the {n_rows} x {n_cols} mechanism matrix would need "
+                         f"{entries * 8 / 2**30:.3g} GiB (limit {MAX_DENSE_ENTRIES * 8 / 2**30:.0f} GiB, about "
+                         f"{name} <= {side} for a square matrix)")
 
 
 def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The ``pml-design`` command: demo, design, calibrate, reproduce, bench.
+"""The ``pml-design`` command: demo, design, privatize, estimate, calibrate, reproduce, bench.
 
 Every subcommand has ``--help``. User mistakes (bad arguments, unreadable files, values the library rejects)
 print one line ``pml-design: error: …`` on ``stderr`` and exit with status 2; no tracebacks. A solver failure
@@ -7,7 +7,9 @@ exits with status 1. ``--json`` prints machine-readable output on ``stdout`` (pr
 Subcommands
 -----------
 ``demo``       the core paper's pipeline (Figure 1) end to end on the bundled Adult data, against LDP.
-``design``     an optimal PML mechanism from a CSV column or a counts file; JSON (+ CSV matrix) out.
+``design``     an optimal PML mechanism from a CSV column or a counts file; a mechanism file (+ CSV matrix) out.
+``privatize``  a copy of a CSV/Parquet file with one column privatized by a mechanism file (streamed).
+``estimate``   the distribution of the original column, with confidence intervals, from privatized data.
 ``calibrate``  noise scales for the Laplace / Gaussian / histogram mechanisms for a target guarantee.
 ``reproduce``  run one of the papers' figure scripts of ``benchmarks/`` (source checkout only).
 ``bench``      run every benchmark / figure script within a time budget (``python -m benchmarks``).
@@ -21,12 +23,14 @@ import argparse
 import csv
 import importlib.util
 import inspect
+import io
 import json
 import math
 import os
 import pathlib
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn
@@ -92,37 +96,19 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _read_csv_column(path: str, column: str, delimiter: str | None) -> list[str]:
-    """Values of one column (by header name or 0-based index) of a CSV file; blanks and '?' dropped."""
-    p = pathlib.Path(path)
-    if not p.is_file():
-        raise CliError(f"argument --csv: file not found: {path}")
-    with p.open(newline="", encoding="utf-8") as fh:
-        sample = fh.read(4096)
-        fh.seek(0)
-        delim = delimiter
-        if delim is None:
-            try:
-                delim = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-            except csv.Error:
-                delim = ","
-        reader = csv.reader(fh, delimiter=delim)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise CliError(f"argument --csv: file is empty: {path}") from None
-        header = [h.strip() for h in header]
-        if column in header:
-            j = header.index(column)
-        elif column.isdigit() and int(column) < len(header):
-            j = int(column)
-        else:
-            raise CliError(f"argument --column: no column {column!r} in {path}; columns are {header}")
-        values = [row[j].strip() for row in reader if len(row) > j]
-    kept = [v for v in values if v not in ("", "?", "NA", "nan", "NaN")]
-    if not kept:
-        raise CliError(f"argument --column: column {column!r} of {path} has no values")
-    return kept
+def _table_source(path: str, option: str, delimiter: str | None = None, parquet: bool | None = None) -> Any:
+    """A streamed CSV/Parquet source (:class:`pml_design.streaming.TableSource`); pyarrow imported lazily."""
+    from pml_design.streaming import TableSource  # noqa: PLC0415
+
+    return TableSource(path, option, delimiter=delimiter, parquet=parquet)
+
+
+def _csv_column_counts(path: str, column: str, delimiter: str | None, option: str = "--csv",
+                       parquet: bool | None = None) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct values of a column and their counts (streamed; blanks and '?'/NA dropped)."""
+    from pml_design.streaming import column_counts  # noqa: PLC0415
+
+    return column_counts(_table_source(path, option, delimiter, parquet), column)
 
 
 def _less_noise(context_free: float, pml: float) -> str:
@@ -132,13 +118,26 @@ def _less_noise(context_free: float, pml: float) -> str:
 
 
 def _read_counts(path: str) -> tuple[np.ndarray, list[str]]:
-    """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional)."""
+    """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional).
+
+    A header is the first line only if its last field is a name (letters, no digits), e.g. ``category,count``;
+    a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
+    """
     p = pathlib.Path(path)
     if not p.is_file():
         raise CliError(f"argument --counts: file not found: {path}")
+    raw_bytes = p.read_bytes()
+    if b"\x00" in raw_bytes[:65536]:
+        raise CliError(f"argument --counts: not a text file (it contains NUL bytes): {path}")
+    try:
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"argument --counts: not UTF-8 text (bad byte at offset {exc.start}): {path}") from None
     labels: list[str] = []
     counts: list[float] = []
-    for lineno, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    first_line: dict[str, int] = {}
+    seen_data = False
+    for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -148,13 +147,22 @@ def _read_counts(path: str) -> tuple[np.ndarray, list[str]]:
         try:
             value = float(parts[-1])
         except ValueError:
-            if not counts:  # a header line
+            if not seen_data and all(ch.isalpha() or ch in "_ -" for ch in parts[-1]):  # a header line
+                seen_data = True
                 continue
             raise CliError(f"argument --counts: {path}, line {lineno}: not a count: {parts[-1]!r}") from None
+        seen_data = True
         if not math.isfinite(value) or value < 0 or not value.is_integer():
             raise CliError(f"argument --counts: {path}, line {lineno}: counts must be non-negative integers, got {value!r}")
+        label = parts[0] if len(parts) > 1 else str(len(labels))
+        if label in first_line:
+            raise CliError(f"argument --counts: {path}, line {lineno}: duplicate label {label!r} (first on line "
+                           f"{first_line[label]})")
+        first_line[label] = lineno
         counts.append(value)
-        labels.append(parts[0] if len(parts) > 1 else str(len(labels)))
+        labels.append(label)
+    if not counts:
+        raise CliError(f"argument --counts: {path} holds no counts (file is empty)")
     if len(counts) < 2:
         raise CliError(f"argument --counts: {path} must hold at least 2 categories, got {len(counts)}")
     return np.asarray(counts, dtype=np.int64), labels
@@ -211,7 +219,9 @@ def _demo_steps(args: argparse.Namespace, pd: Any, as_utility: Any, steps: Any, 
     estimates = {}
     for (name, mech, guarantee), ss in zip(mechs, seeds):
         reports = mech.privatize(records, rng=np.random.default_rng(ss))
-        pi = mech.estimate(reports, method=args.estimator)
+        with warnings.catch_warnings():  # a merging design is explained by the note printed below
+            warnings.simplefilter("ignore", UserWarning)
+            pi = mech.estimate(reports, method=args.estimator)
         estimates[name] = pi
         rows.append({
             "mechanism": name,
@@ -272,7 +282,7 @@ def _demo_steps(args: argparse.Namespace, pd: Any, as_utility: Any, steps: Any, 
     ))
     print()
     print(f"utility under P_hat; errors against the true distribution of the {records.size} released records.")
-    if res.matrix.shape[1] < n:
+    if not res.mechanism.identifiable:
         print(f"note: the PML design maximises {res.utility_name}, not estimation accuracy; it merges categories "
               f"({res.matrix.shape[1]} outputs for {n} inputs), so the distribution is not fully identifiable from "
               "its reports.")
@@ -319,14 +329,13 @@ def _demo_plot(path: str, cats: list[str], truth: np.ndarray, estimates: dict, r
 def _run_design(args: argparse.Namespace) -> int:
     import pml_design as pd  # noqa: PLC0415
 
-    if args.csv is not None:
+    if args.csv is not None or args.parquet is not None:
+        option = "--csv" if args.csv is not None else "--parquet"
         if args.column is None:
-            raise CliError("argument --column: required with --csv")
-        values = _read_csv_column(args.csv, args.column, args.delimiter)
-        cats, codes = np.unique(np.asarray(values, dtype=str), return_inverse=True)
-        labels = [str(c) for c in cats]
-        counts = np.bincount(codes, minlength=len(labels))
-        source = {"csv": args.csv, "column": args.column}
+            raise CliError(f"argument --column: required with {option}")
+        path = args.csv if args.csv is not None else args.parquet
+        labels, counts = _csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None)
+        source = {option[2:]: path, "column": args.column}
     else:
         counts, labels = _read_counts(args.counts)
         source = {"counts": args.counts}
@@ -337,14 +346,15 @@ def _run_design(args: argparse.Namespace) -> int:
     if m == 0:
         raise CliError("argument --counts: all counts are zero")
     if args.delta is not None:
-        est = pd.design_from_samples(counts, n, args.epsilon, args.delta, counts=True, utility=args.utility,
-                                     method=args.method, solver=args.solver, allow_zero=args.allow_zero)
+        est = pd.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
+                                     categories=labels, utility=args.utility, method=args.method,
+                                     solver=args.solver, allow_zero=args.allow_zero)
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
     else:
         p_hat = pd.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pd.design(pd.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
-                        solver=args.solver)
+                        solver=args.solver).with_labels(labels)
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
                      f"the estimate from m={m} samples")
@@ -375,18 +385,8 @@ def _run_design(args: argparse.Namespace) -> int:
                                  "rr_calibrated_to_pml": cmp.rr_pml, "gain_over_ldp": cmp.gain_over_ldp}
     written = []
     if args.output is not None:
-        prefix = pathlib.Path(args.output)
-        if prefix.parent and not prefix.parent.exists():
-            raise CliError(f"argument --output: directory does not exist: {prefix.parent}")
-        jpath = prefix.with_name(prefix.name + ".json")
-        cpath = prefix.with_name(prefix.name + ".csv")
-        jpath.write_text(json.dumps(_jsonable(out), indent=2) + "\n", encoding="utf-8")
-        with cpath.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["input"] + [f"y{j}" for j in range(res.matrix.shape[1])])
-            for lab, row in zip(labels, res.matrix):
-                w.writerow([lab] + [repr(float(v)) for v in row])
-        written = [str(jpath), str(cpath)]
+        written = _write_design_files(args.output, res, labels, delta, m,
+                                      {k: out[k] for k in ("source", "counts", "ldp_comparison") if k in out})
         out["files"] = written
     if args.json:
         _print_json(out)
@@ -406,6 +406,97 @@ def _run_design(args: argparse.Namespace) -> int:
         print(res.matrix)
     for f in written:
         print(f"wrote {f}")
+    return 0
+
+
+def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: float | None, m: int,
+                        extra: dict) -> list[str]:
+    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
+    from pml_design.deploy import _write_atomically  # noqa: PLC0415
+
+    prefix = pathlib.Path(prefix_arg)
+    if prefix.parent and not prefix.parent.exists():
+        raise CliError(f"argument --output: directory does not exist: {prefix.parent}")
+    jpath = prefix.with_name(prefix.name + ".json")
+    cpath = prefix.with_name(prefix.name + ".csv")
+    rows = [["input"] + [f"y{j}" for j in range(res.matrix.shape[1])]]
+    rows += [[lab] + [repr(float(v)) for v in row] for lab, row in zip(labels, res.matrix)]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    res.save(jpath, delta=delta, m=m, extra=_jsonable(extra))
+    _write_atomically(cpath, buf.getvalue())
+    return [str(jpath), str(cpath)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# privatize / estimate: deploy a mechanism file on data (streamed, any size)
+# ---------------------------------------------------------------------------------------------------------
+def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(mechanism, table source) of a privatize/estimate call, both validated before any output exists."""
+    import pyarrow.compute  # noqa: F401, PLC0415 - loaded here, so the timings below measure the streaming only
+    import pyarrow.csv  # noqa: F401, PLC0415
+
+    from pml_design.deploy import load_mechanism  # noqa: PLC0415
+
+    try:
+        mech = load_mechanism(args.mechanism)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CliError(f"argument MECHANISM: {exc}") from None
+    option = "--csv" if args.csv is not None else "--parquet"
+    path = args.csv if args.csv is not None else args.parquet
+    source = _table_source(path, option, args.delimiter, args.parquet is not None)
+    source.resolve(args.column)
+    return mech, source
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def _run_privatize(args: argparse.Namespace) -> int:
+    from pml_design.streaming import privatize_table  # noqa: PLC0415
+
+    mech, source = _data_source(args)
+    t0 = time.perf_counter()
+    rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
+                           progress=_show_progress(args))
+    elapsed = time.perf_counter() - t0
+    summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
+               "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
+               "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf}
+    if args.json:
+        _print_json(summary)
+        return 0
+    print(f"privatized column {args.column!r} of {rows} rows with {args.mechanism} in {elapsed:.2f} s "
+          f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}")
+    print(f"guarantee: {summary['statement']}")
+    return 0
+
+
+def _run_estimate(args: argparse.Namespace) -> int:
+    import warnings  # noqa: PLC0415
+
+    from pml_design.streaming import report_counts  # noqa: PLC0415
+
+    mech, source = _data_source(args)
+    t0 = time.perf_counter()
+    counts = report_counts(source, args.column, mech, progress=_show_progress(args))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = mech.estimate(counts, counts=True, ci=args.ci, method=args.method)
+    for w in caught:
+        sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
+    out = est.to_dict()
+    out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
+                "identifiable": mech.identifiable, "report_counts": counts,
+                "seconds": time.perf_counter() - t0})
+    if args.json:
+        _print_json(out)
+        return 0
+    print(f"estimated distribution of {args.column!r} from n={est.n} privatized reports "
+          f"({args.method}, {100 * args.ci:g}% confidence intervals):")
+    print(_table(["category", "estimate", "ci_low", "ci_high"],
+                 [[c, e, lo, hi] for c, e, lo, hi in zip(out["categories"], est.estimate, est.ci_low, est.ci_high)]))
     return 0
 
 
@@ -496,7 +587,7 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
     if args.alpha is not None:
         b = pd.histogram_scale_for(args.epsilon, args.alpha)
         out = {"mechanism": "laplace histogram", "epsilon": args.epsilon, "alpha": args.alpha, "scale": b,
-               "epsilon_at_scale": pd.histogram_pml_epsilon(b, args.alpha),
+               "epsilon_at_scale": _histogram_epsilon_at(pd, b, args.alpha),
                "dp_scale": pd.histogram_dp_scale_for(args.epsilon)}
         line = f"for epsilon-PML when every bin has probability >= alpha={args.alpha:g}"
     else:
@@ -509,8 +600,7 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
         elif args.csv is not None:
             if args.column is None:
                 raise CliError("argument --column: required with --csv")
-            values = _read_csv_column(args.csv, args.column, None)
-            counts = np.unique(np.asarray(values, dtype=str), return_counts=True)[1]
+            counts = _csv_column_counts(args.csv, args.column, None)[1]
         else:
             raise CliError("argument --alpha: give --alpha, or --counts/--csv with --delta")
         m = int(counts.sum())
@@ -520,7 +610,7 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
         b = g.scale
         out = {"mechanism": "laplace histogram", "epsilon": g.epsilon, "delta": g.delta, "alpha": g.alpha,
                "radius": g.radius, "m": m, "n_bins": g.n_bins, "scale": b,
-               "epsilon_at_scale": pd.histogram_pml_epsilon(b, g.alpha) if g.alpha > 0 else 2.0 / b,
+               "epsilon_at_scale": _histogram_epsilon_at(pd, b, g.alpha) if g.alpha > 0 else 2.0 / b,
                "dp_scale": g.dp_scale}
         line = (f"for ({args.epsilon:g}, {args.delta:g})-PML; alpha = {g.alpha:.4g} from m={m} samples "
                 f"(radius {g.radius:.4g})")
@@ -532,8 +622,17 @@ def _run_calibrate_histogram(args: argparse.Namespace) -> int:
         _print_json(out)
         return 0
     print(f"Laplace histogram scale {line}: b = {b:.6g}")
+    if b == 0:
+        print(f"no noise is needed: the exact histogram leaks at most log(1/alpha) = {out['epsilon_at_scale']:.6g} "
+              f"<= epsilon = {args.epsilon:g} (histogram paper, Theorem 4)")
+        return 0
     print(f"epsilon-DP scale 2/epsilon = {out['dp_scale']:.6g}  ->  {_less_noise(out['dp_scale'], b)}")
     return 0
+
+
+def _histogram_epsilon_at(pd: Any, b: float, alpha: float) -> float:
+    """ε_PML of the Laplace histogram at scale b; at b = 0 (no noise needed) the noiseless bound log(1/α)."""
+    return pd.histogram_pml_epsilon(b, alpha) if b > 0 else pd.histogram.histogram_noiseless_epsilon(alpha)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -667,14 +766,25 @@ _positive_int = _argument_type(int, lambda v: v >= 1, "must be >= 1")
 _nonneg_float = _argument_type(float, lambda v: math.isfinite(v) and v >= 0, "must be a finite number >= 0")
 _nonneg_int = _argument_type(int, lambda v: v >= 0, "must be >= 0")
 _probability = _argument_type(float, lambda v: 0 < v <= 1, "must lie in (0, 1]")
+#: δ of an (ε, δ)-PML statement: δ = 1 would make it vacuous (it holds with probability ≥ 0).
+_failure_probability = _argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1) (delta = 1 makes the "
+                                      "guarantee vacuous)")
+#: ε of a design: e^ε must be a finite float (it overflows beyond ~709; see pml_design.pipeline.EPSILON_MAX).
+_design_epsilon = _argument_type(float, lambda v: math.isfinite(v) and 0 < v <= 700,
+                                 "must be a number in (0, 700] (e^epsilon overflows beyond ~709)")
+#: An l1 radius: 2 is the diameter of the simplex (the whole simplex), larger values are meaningless.
+_radius = _argument_type(float, lambda v: math.isfinite(v) and 0 <= v <= 2, "must lie in [0, 2] (2 is the l1 "
+                         "diameter of the simplex)")
+_confidence = _argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1), e.g. 0.95")
 _unit_interval = _argument_type(float, lambda v: 0 <= v <= 1, "must lie in [0, 1]")
 
 
+#: The --utility choices of every subcommand (one list: extend it here).
 UTILITIES = ("mutual_information", "map_accuracy", "chi_square_information", "total_variation_information")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``pml-design`` (subcommands demo, design, calibrate, reproduce, bench)."""
+    """The argument parser of ``pml-design`` (demo, design, privatize, estimate, calibrate, reproduce, bench)."""
     from pml_design import __version__  # noqa: PLC0415
 
     fmt = argparse.ArgumentDefaultsHelpFormatter
@@ -691,8 +801,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attribute", default="relationship",
                    help="categorical Adult column (race, relationship, marital_status, sex, workclass, ...)")
     p.add_argument("--samples", type=_positive_int, default=5000, help="records used to estimate the distribution")
-    p.add_argument("--epsilon", type=_positive_float, default=1.0, help="privacy parameter epsilon")
-    p.add_argument("--delta", type=_probability, default=1e-6, help="failure probability of the estimate")
+    p.add_argument("--epsilon", type=_design_epsilon, default=1.0, help="privacy parameter epsilon")
+    p.add_argument("--delta", type=_failure_probability, default=1e-6, help="failure probability of the estimate")
     p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
     p.add_argument("--estimator", choices=("ibu", "inversion"), default="ibu",
                    help="how the distribution is estimated back from privatized reports")
@@ -709,22 +819,47 @@ def build_parser() -> argparse.ArgumentParser:
                        "paper eq. (7), or given with --radius), certify it, and write it as JSON (+ CSV matrix).")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--csv", metavar="FILE", help="CSV file with a header row")
+    src.add_argument("--parquet", metavar="FILE", help="Parquet file (instead of --csv)")
     src.add_argument("--counts", metavar="FILE", help="file with one 'count' or 'label,count' per line")
     p.add_argument("--column", help="column of --csv (header name or 0-based index)")
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
-    p.add_argument("--epsilon", type=_positive_float, required=True, help="privacy parameter epsilon")
+    p.add_argument("--epsilon", type=_design_epsilon, required=True, help="privacy parameter epsilon")
     rad = p.add_mutually_exclusive_group(required=True)
-    rad.add_argument("--delta", type=_probability, help="failure probability; the radius is beta*(delta)")
-    rad.add_argument("--radius", type=_nonneg_float, help="l1 radius of the uncertainty ball, given directly")
+    rad.add_argument("--delta", type=_failure_probability, help="failure probability; the radius is beta*(delta)")
+    rad.add_argument("--radius", type=_radius, help="l1 radius of the uncertainty ball, given directly")
     p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
     p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
     p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
-    p.add_argument("--output", "-o", metavar="PREFIX", help="write PREFIX.json and PREFIX.csv")
+    p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
+                   "PREFIX.csv")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run_design)
+
+    p = sub.add_parser("privatize", formatter_class=fmt, help="privatize a column of a CSV/Parquet file",
+                       description="Write a copy of a CSV (or Parquet) file with one column's values replaced by "
+                       "privatized labels drawn from a mechanism file (pml-design design -o). The file is streamed in "
+                       "batches (memory does not grow with its size); the output is written to a temporary file "
+                       "and renamed only on success.")
+    _deploy_arguments(p)
+    p.add_argument("--seed", type=_nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
+                   "result does not depend on the batch size")
+    p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV)")
+    p.add_argument("--json", action="store_true", help="print a summary as JSON")
+    p.set_defaults(func=_run_privatize)
+
+    p = sub.add_parser("estimate", formatter_class=fmt, help="estimate the distribution from privatized data",
+                       description="Estimate the distribution of the original categories from a column of "
+                       "privatized labels (pml-design privatize), with pointwise confidence intervals from the "
+                       "Fisher information of the mechanism (streamed; any file size).")
+    _deploy_arguments(p)
+    p.add_argument("--ci", type=_confidence, default=0.95, help="confidence level of the intervals")
+    p.add_argument("--method", choices=("ibu", "inversion"), default="ibu",
+                   help="maximum likelihood (iterative Bayesian update) or projected inversion")
+    p.add_argument("--json", action="store_true", help="print categories, estimate, ci_low, ci_high, n as JSON")
+    p.set_defaults(func=_run_estimate)
 
     p = sub.add_parser("calibrate", formatter_class=fmt, help="noise scales for a target guarantee",
                        description="Noise scale of the Laplace / Gaussian / histogram mechanisms for a target "
@@ -782,6 +917,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", metavar="SCRIPT", help="run only these scripts")
     p.set_defaults(func=_run_bench)
     return parser
+
+
+def _deploy_arguments(p: argparse.ArgumentParser) -> None:
+    """MECHANISM, --csv/--parquet, --column, --delimiter, --no-progress (privatize and estimate)."""
+    p.add_argument("mechanism", metavar="MECHANISM", help="mechanism file (JSON) written by 'pml-design design -o'")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--csv", metavar="FILE", help="CSV file with a header row")
+    src.add_argument("--parquet", metavar="FILE", help="Parquet file (needs pyarrow)")
+    p.add_argument("--column", required=True, help="the column to use (header name or 0-based index)")
+    p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (shown only on a terminal)")
 
 
 #: Library parameter names -> the command-line option that sets them (to name the argument in errors).

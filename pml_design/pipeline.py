@@ -19,7 +19,30 @@ from .bounds import delta_min, epsilon_prime
 from .estimation import counts_distribution, empirical_distribution, l1_deviation_delta, l1_radius, samples_needed
 from .uncertainty import L1Ball, leakage_capacity
 
-__all__ = ["EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism"]
+__all__ = [
+    "EstimatedDesign",
+    "PmlStatement",
+    "delta_for_epsilon",
+    "design_from_samples",
+    "guarantee_for_mechanism",
+    "pml_statement",
+]
+
+#: Largest ε accepted by :func:`design_from_samples`: ``e^ε`` must stay a finite float (``e^709.78`` overflows),
+#: and any ε ≥ −log(min probability) already allows the identity mechanism.
+EPSILON_MAX: float = 700.0
+
+
+def pml_statement(epsilon: float, delta: float, radius: float, m: int) -> str:
+    """The (ε, δ)-PML statement of a mechanism certified over ``B_β(P̂)`` with β = β*(δ) from m samples.
+
+    Implements: core paper, Theorem 2 with eq. (7) (the ball contains the true distribution w.p. ≥ 1 − δ).
+    """
+    return (
+        f"({epsilon:.6g}, {delta:.3g})-PML: the mechanism is {epsilon:.6g}-PML for every distribution "
+        f"within l1 distance {radius:.4g} of the estimate from m={m} samples, which contains the true "
+        f"distribution with probability >= 1 - {delta:.3g} (Theorem 2)"
+    )
 
 
 @dataclass(frozen=True)
@@ -37,7 +60,8 @@ class EstimatedDesign:
     radius : float
         ``β*(δ)`` (eq. (7)).
     result : DesignResult
-        The certified design over ``L1Ball(p_hat, radius)``.
+        The certified design over ``L1Ball(p_hat, radius)`` (with ``labels``, and ``info["delta"]``,
+        ``info["m"]``, so that ``result.save(path)`` writes a complete mechanism file).
     """
 
     p_hat: np.ndarray
@@ -50,22 +74,75 @@ class EstimatedDesign:
     def epsilon(self) -> float:
         return float(self.result.certified_epsilon)  # type: ignore[attr-defined]
 
+    @property
+    def labels(self) -> tuple | None:
+        """The category labels in row order (None when the data were integer codes with ``support_size``)."""
+        return self.result.labels  # type: ignore[attr-defined]
+
+    @property
+    def mechanism(self) -> object:
+        """The designed mechanism (a :class:`~pml_design.mechanisms.Mechanism` with the labels)."""
+        return self.result.mechanism  # type: ignore[attr-defined]
+
     def statement(self) -> str:
         """The (ε, δ)-PML statement the mechanism carries."""
-        return (
-            f"({self.epsilon:.6g}, {self.delta:.3g})-PML: the mechanism is {self.epsilon:.6g}-PML for every distribution "
-            f"within l1 distance {self.radius:.4g} of the estimate from m={self.m} samples, which contains the true "
-            f"distribution with probability >= 1 - {self.delta:.3g} (Theorem 2)"
-        )
+        return pml_statement(self.epsilon, self.delta, self.radius, self.m)
+
+    def save(self, path: object, *, extra: dict | None = None) -> object:
+        """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path."""
+        return self.result.save(path, delta=self.delta, m=self.m, extra=extra)  # type: ignore[attr-defined]
+
+
+def _sorted_if_possible(values: list) -> list:
+    try:
+        return sorted(values)
+    except TypeError:  # mixed types: keep the order of first appearance
+        return values
+
+
+def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np.ndarray, tuple]:
+    """(counts per category, labels) for labelled data: values, a pandas Series/Categorical, or a mapping."""
+    import pandas as pd  # noqa: PLC0415 - labelled data only
+
+    from .mechanisms.mechanism import check_labels, label_codes  # noqa: PLC0415
+
+    fixed = None if categories is None else check_labels(categories, None, "categories")
+    if counts:
+        if not isinstance(data, (dict, pd.Series)):
+            c = np.asarray(data)
+            if fixed is None or c.ndim != 1 or c.shape[0] != len(fixed):
+                raise ValueError(f"categories has {len(fixed or ())} entries but data (counts) has shape {c.shape}")
+            return c, fixed
+        series = pd.Series(data)
+        keys = check_labels(list(series.index), None, "data (counts) labels")
+        labels = fixed if fixed is not None else keys
+        c = np.zeros(len(labels))
+        c[label_codes(np.asarray(keys, dtype=object), labels, "data (counts) labels")] = series.to_numpy(dtype=float)
+        return c, labels
+    raw = data.array if isinstance(data, pd.Series) else data
+    if isinstance(raw, pd.Categorical) and fixed is None:
+        fixed = check_labels(list(raw.categories), None, "categories of data")
+    flat = raw if isinstance(raw, pd.Categorical) else np.asarray(raw, dtype=object if isinstance(raw, list) else None).ravel()
+    if len(flat) == 0:
+        raise ValueError("data must not be empty")
+    if fixed is None:
+        uniq = pd.unique(pd.Series(flat, copy=False))
+        if pd.isna(uniq).any():
+            raise ValueError("data contains missing values (None/NaN); drop or fill them first")
+        fixed = check_labels(_sorted_if_possible([v.item() if isinstance(v, np.generic) else v for v in uniq]),
+                             None, "data values")
+    codes = label_codes(flat, fixed, "data")
+    return np.bincount(codes, minlength=len(fixed)), fixed
 
 
 def design_from_samples(
     data: object,
-    support_size: int,
-    epsilon: float,
-    delta: float,
+    support_size: int | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
     *,
     counts: bool = False,
+    categories: object = None,
     utility: object = "mutual_information",
     method: str = "auto",
     solver: str | None = None,
@@ -77,33 +154,68 @@ def design_from_samples(
 
     Parameters
     ----------
-    data : array_like of int
-        Samples in ``{0, …, N−1}``, or counts per symbol if ``counts=True``.
-    support_size : int
-        Alphabet size N.
+    data : array_like, pandas Series/Categorical, or mapping
+        Samples: integer codes in ``{0, …, N−1}`` (with ``support_size``), or labels (any hashable values,
+        e.g. strings; a pandas Categorical keeps its categories and their order). With ``counts=True``:
+        counts per category, as an array (codes) or a mapping / Series ``label → count``.
+    support_size : int, optional
+        Alphabet size N for integer codes; with labels it may be omitted (N = number of categories) and must
+        match if given.
     epsilon : float
-        Target ε, guaranteed for every distribution in the ball.
+        Target ε, guaranteed for every distribution in the ball (≤ 700, so that ``e^ε`` is finite).
     delta : float
-        Failure probability in (0, 1].
+        Failure probability in (0, 1) (δ = 1 would make the statement vacuous).
     counts : bool, default False
         Whether ``data`` holds counts.
+    categories : sequence, optional
+        The categories in the order wanted (rows of the mechanism), including ones absent from the data
+        (then ``allow_zero=True`` is needed); values outside it are an error. Default: the sorted distinct
+        values (the categories of a Categorical).
     utility, method, solver
         As in :func:`pml_design.design`.
     allow_zero : bool, default False
         Allow symbols with zero count (see :func:`pml_design.empirical_distribution`).
 
+    Returns
+    -------
+    EstimatedDesign
+        ``result.labels`` holds the categories for labelled data (None for integer codes).
+
     Raises
     ------
     ValueError
-        If the radius ``β*(δ)`` is ≥ 2 (the samples rule out nothing; the message says how many are needed).
+        If the radius ``β*(δ)`` is ≥ 2 (the samples rule out nothing; the message says how many are needed),
+        and for bad arguments (naming them).
     """
-    from .design import design
+    from dataclasses import replace  # noqa: PLC0415
 
-    n = check_positive_int(support_size, "support_size", minimum=2)
+    from .design import design  # noqa: PLC0415
+
+    for arg, value in (("epsilon", epsilon), ("delta", delta)):
+        if value is None:
+            raise TypeError(f"design_from_samples() missing required argument: {arg!r}")
     eps = check_epsilon(epsilon)
+    if eps > EPSILON_MAX:
+        raise ValueError(f"epsilon must be <= {EPSILON_MAX:g} (e^epsilon overflows a float beyond ~709; any epsilon "
+                         f">= -log(min probability) already allows the identity mechanism), got {eps!r}")
     d = check_delta(delta)
+    if d >= 1.0:
+        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
+                         "probability >= 0); use e.g. delta=1e-6")
+    codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
+    if codes_given:
+        n = check_positive_int(support_size, "support_size", minimum=2)
+        labels = None
+        c = np.asarray(data) if counts else None
+    else:
+        c, labels = _labelled_counts(data, categories, counts)
+        n = len(labels)
+        if support_size is not None and check_positive_int(support_size, "support_size") != n:
+            raise ValueError(f"support_size={support_size} but the data have {n} categories {list(labels)[:10]}")
+        if n < 2:
+            raise ValueError(f"data must have at least 2 categories, got {list(labels)}")
+        counts = True
     if counts:
-        c = np.asarray(data)
         p_hat = counts_distribution(c, allow_zero=allow_zero)
         m = int(round(float(np.sum(c))))
         if p_hat.shape[0] != n:
@@ -121,7 +233,21 @@ def design_from_samples(
             f"m >= {need_interior} for radius < 2 min(p_hat)"
         )
     res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver)
+    res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m})
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)
+
+
+def _is_integer_codes(data: object, support_size: int | None) -> bool:
+    """Integer codes: an integer-valued numeric array (not a pandas Categorical) with ``support_size`` given."""
+    if support_size is None:
+        return False
+    dtype = getattr(data, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):  # pandas extension dtypes (category, string)
+        return False
+    arr = np.asarray(data)
+    if arr.dtype.kind in "iub":
+        return True
+    return arr.dtype.kind == "f"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def csv_file(tmp_path):
 
 
 # --- help -------------------------------------------------------------------------------------------------
-SUBCOMMANDS = [["demo"], ["design"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
+SUBCOMMANDS = [["demo"], ["design"], ["privatize"], ["estimate"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
                ["calibrate", "histogram"], ["reproduce"], ["bench"]]
 
 
@@ -247,3 +247,211 @@ def test_bench_harness_writes_summary(capsys, tmp_path, monkeypatch):
     assert summary["scripts"][0]["status"] == "ok" and summary["scripts"][0]["mode"] == "quick"
     md = (tmp_path / "summary.md").read_text()
     assert "| fig_pml_fig3 | quick | ok |" in md
+
+
+# --- deployment: design -o, privatize, estimate ----------------------------------------------------------------
+@pytest.fixture()
+def deployed(capsys, csv_file, tmp_path):
+    path, labels = csv_file
+    code, _, err = run(capsys, "design", "--csv", str(path), "--column", "colour", "--epsilon", "2", "--delta", "1e-3",
+                       "-o", str(tmp_path / "mech"))
+    assert code == 0, err
+    return path, labels, tmp_path / "mech.json"
+
+
+def test_design_output_is_a_loadable_mechanism_file(deployed):
+    path, labels, mech_path = deployed
+    mech = pd.load_mechanism(mech_path)
+    assert mech.labels == ("blue", "green", "red")
+    doc = json.loads(mech_path.read_text())
+    assert doc["source"] == {"csv": str(path), "column": "colour"} and doc["m"] == labels.size
+    assert doc["counts"] == [int((labels == c).sum()) for c in ("blue", "green", "red")]
+    assert pd.leakage_capacity(mech.matrix, pd.L1Ball(doc["p_hat"], doc["radius"])) <= 2.0 + 1e-12
+
+
+def test_privatize_then_estimate_end_to_end_matches_the_library(capsys, deployed, tmp_path, monkeypatch):
+    path, labels, mech_path = deployed
+    out = tmp_path / "private.csv"
+    code, _, err = run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "--seed", "3",
+                       "-o", str(out))
+    assert code == 0, err
+    with path.open() as fh:
+        original = list(csv.reader(fh))
+    with out.open() as fh:
+        private = list(csv.reader(fh))
+    assert private[0] == original[0] and len(private) == len(original)
+    assert [r[0] for r in private] == [r[0] for r in original]  # other columns untouched
+    mech = pd.load_mechanism(mech_path)
+    expected = mech.privatize(labels, rng=3)  # the same draws as the library on the whole column
+    assert [r[1] for r in private[1:]] == [str(v) for v in expected]
+    assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    # the result does not depend on the batch size
+    monkeypatch.setattr("pml_design.streaming._BLOCK", 1 << 10)
+    out_small = tmp_path / "private_small.csv"
+    assert run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "1", "--seed", "3",
+               "-o", str(out_small))[0] == 0
+    assert out_small.read_text() == out.read_text()
+    # estimate: the library's estimate and intervals, from the privatized column
+    code, stdout, err = run(capsys, "estimate", str(mech_path), "--csv", str(out), "--column", "colour", "--json")
+    assert code == 0, err
+    res = json.loads(stdout)
+    lib = mech.estimate(expected, ci=0.95)
+    assert res["categories"] == ["blue", "green", "red"] and res["n"] == labels.size
+    np.testing.assert_allclose(res["estimate"], lib.estimate)
+    np.testing.assert_allclose(res["ci_low"], lib.ci_low)
+    np.testing.assert_allclose(res["ci_high"], lib.ci_high)
+    truth = [(labels == c).mean() for c in res["categories"]]
+    assert np.all(np.array(res["ci_low"]) - 0.05 <= truth) and np.all(truth <= np.array(res["ci_high"]) + 0.05)
+    code, stdout, _ = run(capsys, "estimate", str(mech_path), "--csv", str(out), "--column", "colour", "--ci", "0.9")
+    assert code == 0 and "ci_low" in stdout and "green" in stdout
+
+
+def _umask():
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_privatize_and_estimate_parquet(capsys, deployed, tmp_path):
+    pytest.importorskip("pyarrow")
+    path, labels, mech_path = deployed
+    pq_out = tmp_path / "private.parquet"
+    assert run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "--seed", "3",
+               "-o", str(pq_out))[0] == 0
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(pq_out)
+    mech = pd.load_mechanism(mech_path)
+    assert table.column("colour").to_pylist() == [str(v) for v in mech.privatize(labels, rng=3)]
+    code, stdout, err = run(capsys, "estimate", str(mech_path), "--parquet", str(pq_out), "--column", "colour",
+                            "--json")
+    assert code == 0, err
+    np.testing.assert_allclose(json.loads(stdout)["estimate"], mech.estimate(mech.privatize(labels, rng=3)))
+    # Parquet in, CSV out (this design's outputs carry the input labels, so its reports can be fed back)
+    assert set(mech.output_labels) == set(mech.labels)
+    back = tmp_path / "again.csv"
+    assert run(capsys, "privatize", str(mech_path), "--parquet", str(pq_out), "--column", "colour", "--seed", "4",
+               "-o", str(back))[0] == 0
+    with back.open() as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["id", "colour"] and [r[1] for r in rows[1:]] == [
+        str(v) for v in mech.privatize(table.column("colour").to_numpy(zero_copy_only=False), rng=4)]
+
+
+def test_estimate_warns_for_a_merging_design(capsys, tmp_path):
+    data = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    data.write_text("x\n" + "\n".join(np.array(["a", "b", "c"])[rng.choice(3, 3000, p=[0.6, 0.3, 0.1])]) + "\n")
+    assert run(capsys, "design", "--csv", str(data), "--column", "x", "--epsilon", "1", "--delta", "1e-3",
+               "--utility", "map_accuracy", "-o", str(tmp_path / "m"))[0] == 0
+    mech = pd.load_mechanism(tmp_path / "m.json")
+    assert not mech.identifiable
+    assert run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(data), "--column", "x",
+               "-o", str(tmp_path / "p.csv"))[0] == 0
+    code, out, err = run(capsys, "estimate", str(tmp_path / "m.json"), "--csv", str(tmp_path / "p.csv"),
+                         "--column", "x")
+    assert code == 0 and "warning: mechanism" in err and "cannot identify" in err
+
+
+# --- bad input: one line naming the argument/file and value, exit 2, no partial output ------------------------
+def _write(path, content):
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    return path
+
+
+BAD_DEPLOY = [
+    # (argv template, files to create, needle)
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
+     {"F": "id,colour\n1,red\n2,purple\n3,blue\n"}, "does not know"),
+    (["privatize", "MECH", "--csv", "F", "--column", "nope", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
+     "argument --column: no column 'nope'"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": ""}, "file is empty"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n"}, "no data rows"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
+     {"F": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00"}, "not a text (CSV) file"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
+     {"F": b"id,colour\n1,r\xe9d\n"}, "not UTF-8"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
+     {"F": "id,colour\n1,red\n2,blue,extra\n"}, "cannot read it as CSV"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "F"], {"F": "id,colour\n1,red\n"},
+     "argument --output: must differ"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "NODIR"], {"F": "id,colour\n1,red\n"},
+     "argument --output: directory does not exist"),
+    (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT", "--seed", "-1"],
+     {"F": "id,colour\n1,red\n"}, "argument --seed"),
+    (["privatize", "MISSING", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
+     "argument MECHANISM: mechanism file not found"),
+    (["privatize", "TAMPERED", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
+     "argument MECHANISM: mechanism file"),
+    (["privatize", "F", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
+     "not valid JSON"),
+    (["estimate", "MECH", "--csv", "F", "--column", "colour"], {"F": "id,colour\n1,y9\n"}, "does not know"),
+    (["estimate", "MECH", "--csv", "F", "--column", "colour", "--ci", "95"], {"F": "id,colour\n1,red\n"},
+     "argument --ci"),
+    (["estimate", "MECH", "--parquet", "F", "--column", "colour"], {"F": "id,colour\n1,red\n"},
+     "not a Parquet file"),
+    (["design", "--csv", "F", "--column", "colour", "--epsilon", "1", "--delta", "0.1"], {"F": b"\x00\x01\x02"},
+     "not a text (CSV) file"),
+    (["design", "--csv", "F", "--column", "colour", "--epsilon", "1", "--delta", "0.1"], {"F": "colour\n?\nNA\n"},
+     "has no values"),
+    (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": "a,1x\nb,2\nc,3\n"},
+     "line 1: not a count: '1x'"),
+    (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": "a,5\nb,2\na,3\n"},
+     "line 3: duplicate label 'a'"),
+    (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": b"a,5\n\xff\xfeb,2\n"}, "not UTF-8"),
+    (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": ""}, "holds no counts"),
+    (["design", "--counts", "F", "--epsilon", "1", "--radius", "2.5"], {"F": "a,5\nb,2\n"},
+     "argument --radius: must lie in [0, 2]"),
+    (["design", "--counts", "F", "--epsilon", "1", "--delta", "1"], {"F": "a,5\nb,2\n"},
+     "argument --delta: must lie in (0, 1)"),
+    (["design", "--counts", "F", "--epsilon", "710", "--delta", "0.1"], {"F": "a,5\nb,2\n"}, "argument --epsilon"),
+    (["demo", "--delta", "1"], {}, "argument --delta"),
+]
+
+
+@pytest.mark.parametrize(("argv", "files", "needle"), BAD_DEPLOY, ids=[str(i) for i in range(len(BAD_DEPLOY))])
+def test_deploy_bad_input_one_line_no_partial_output(capsys, deployed, tmp_path, argv, files, needle):
+    _, _, mech_path = deployed
+    work = tmp_path / "bad"
+    work.mkdir()
+    created = {name: _write(work / f"{name}.csv", content) for name, content in files.items()}
+    tampered = work / "tampered.json"
+    doc = json.loads(mech_path.read_text())
+    doc["epsilon"] = 10.0
+    tampered.write_text(json.dumps(doc))
+    subst = {"MECH": str(mech_path), "OUT": str(work / "out.csv"), "MISSING": str(work / "none.json"),
+             "TAMPERED": str(tampered), "NODIR": str(work / "no" / "out.csv"),
+             **{k: str(v) for k, v in created.items()}}
+    before = sorted(p.name for p in work.iterdir())
+    code, out, err = run(capsys, *[subst.get(a, a) for a in argv])
+    assert code == 2, (out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("pml-design: error: ") and needle in lines[0], lines[0]
+    assert "Traceback" not in err
+    assert sorted(p.name for p in work.iterdir()) == before  # no output, no temporary file left
+
+
+def test_csv_with_bom_and_counts_with_bom(capsys, tmp_path):
+    data = tmp_path / "bom.csv"
+    data.write_bytes("\ufeffcolour,id\nred,1\nblue,2\nred,3\n".encode())
+    code, out, err = run(capsys, "design", "--csv", str(data), "--column", "colour", "--epsilon", "1", "--radius",
+                         "0.1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["categories"] == ["blue", "red"]
+    counts = tmp_path / "bom.txt"
+    counts.write_bytes("\ufeffa,5\nb,3\n".encode())
+    code, out, err = run(capsys, "design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["categories"] == ["a", "b"]
+
+
+def test_calibrate_histogram_when_no_noise_is_needed(capsys):
+    code, out, err = run(capsys, "calibrate", "histogram", "--epsilon", "30", "--alpha", "0.5")
+    assert code == 0, err
+    assert "b = 0" in out and "no noise is needed" in out
+    code, out, _ = run(capsys, "calibrate", "histogram", "--epsilon", "30", "--alpha", "0.5", "--json")
+    res = json.loads(out)
+    assert res["scale"] == 0 and res["epsilon_at_scale"] == pytest.approx(np.log(2))

@@ -24,3 +24,27 @@ def test_readme_commands_match_ci():
     test_cmd = "python -m pytest -n 2 -q"
     assert test_cmd in first_screen
     assert test_cmd in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_deploy_section_runs_as_printed(capsys, tmp_path, monkeypatch):
+    import shlex
+    import shutil
+
+    from pml_design.cli import main
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Deploy a mechanism", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.*?)```", section, re.S)[0].strip().splitlines()
+    table = re.findall(r"```\n(category.*?)```", section, re.S)[0].strip()
+    python = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "survey.csv", tmp_path / "examples" / "survey.csv")
+    monkeypatch.chdir(tmp_path)
+    for line in commands:
+        argv = shlex.split(line)
+        assert argv[0] == "pml-design"
+        assert main(argv[1:]) == 0, line
+    out = capsys.readouterr().out
+    assert table in out  # the printed estimate is the one the commands give
+    exec(compile(python, "README.md", "exec"), {})
+    assert "desktop" in capsys.readouterr().out

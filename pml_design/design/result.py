@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,11 @@ class DesignResult:
     repair_weight : float
         Weight of the non-informative mechanism mixed in to restore the bound (0 if none).
     solve_time : float
-        Seconds in the solver; ``info`` holds further diagnostics (e.g. number of rays).
+        Seconds in the solver; ``info`` holds further diagnostics (e.g. number of rays; ``delta`` and ``m``
+        for a design from samples).
+    labels : tuple, optional
+        Category labels of the rows (inputs), e.g. set by :func:`pml_design.design_from_samples`; None
+        means integer codes ``0 … N−1``.
     """
 
     matrix: np.ndarray
@@ -75,6 +80,7 @@ class DesignResult:
     info: dict = field(default_factory=dict)
     lower_bound: float = float("-inf")
     sense: str = "max"
+    labels: tuple | None = None
 
     @property
     def gap(self) -> float:
@@ -91,7 +97,7 @@ class DesignResult:
     @property
     def mechanism(self) -> Mechanism:
         """The designed matrix as a usable :class:`~pml_design.mechanisms.Mechanism`."""
-        return Mechanism(self.matrix, name=f"PML-{self.utility_name}")
+        return Mechanism(self.matrix, name=f"PML-{self.utility_name}", labels=self.labels)
 
     def privatize(self, inputs: object, *, rng: object = None) -> np.ndarray:
         """Shortcut for ``self.mechanism.privatize``."""
@@ -100,6 +106,31 @@ class DesignResult:
     def estimate(self, reports: object, **kwargs: object) -> np.ndarray:
         """Shortcut for ``self.mechanism.estimate``."""
         return self.mechanism.estimate(reports, **kwargs)  # type: ignore[arg-type]
+
+    def with_labels(self, labels: object) -> "DesignResult":
+        """A copy whose rows (inputs) are named by ``labels`` (validated: distinct, one per row)."""
+        from dataclasses import replace  # noqa: PLC0415
+
+        from ..mechanisms.mechanism import check_labels  # noqa: PLC0415
+
+        return replace(self, labels=check_labels(labels, self.matrix.shape[0], "labels"))
+
+    def save(self, path: object, *, delta: float | None = None, m: int | None = None,
+             extra: dict | None = None) -> "pathlib.Path":
+        """Write the mechanism file, the unit of deployment (see :func:`pml_design.save_mechanism`).
+
+        JSON with the matrix, the category labels, ε, the certified ε, δ, the radius, P̂, m, the utility,
+        the library version and a SHA-256 content hash; read it back with :func:`pml_design.load_mechanism`.
+        ``delta`` and ``m`` default to ``info["delta"]`` / ``info["m"]`` (set by ``design_from_samples``).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
+        from ..deploy import save_mechanism  # noqa: PLC0415
+
+        return save_mechanism(self, path, delta=delta, m=m, extra=extra)
 
     def guarantee(self) -> str:
         """Human-readable statement of the certified guarantee."""

@@ -26,9 +26,10 @@ from .ldp import (
     oue,
     subset_selection,
 )
-from .mechanism import Mechanism, project_to_simplex
+from .mechanism import FrequencyEstimate, Mechanism, project_to_simplex
 
 __all__ = [
+    "FrequencyEstimate",
     "FrequencyOracle",
     "GeneralizedRandomizedResponse",
     "LdpComparison",

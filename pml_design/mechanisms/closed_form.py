@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_epsilon, check_positive_int, check_probability_vector, check_radius
+from .._validation import check_dense_size, check_epsilon, check_positive_int, check_probability_vector, check_radius
 from ..leakage import privacy_regions
 from ..uncertainty import as_uncertainty_set
 from .mechanism import Mechanism
@@ -90,6 +90,7 @@ def randomized_response(n: int, epsilon: float) -> Mechanism:
     Implements: core paper, Remark 3; Kairouz et al. 2016 (k-RR).
     """
     n = check_positive_int(n, "n", minimum=2)
+    check_dense_size(n, n, "n")
     eps = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(eps):
         return Mechanism(np.eye(n), name=f"RR{n}")
@@ -180,6 +181,7 @@ def k_singular(n: int, k: int) -> Mechanism:
     k = check_positive_int(k, "k")
     if k > n:
         raise ValueError(f"k must be <= n = {n}, got {k}")
+    check_dense_size(n, n, "n")
     idx = (np.arange(n)[:, None] + np.arange(k)[None, :]) % n
     W = np.zeros((n, n))
     np.put_along_axis(W, idx, 1.0 / k, axis=1)
@@ -196,6 +198,7 @@ def uniform_optimal(n: int, epsilon: float) -> Mechanism:
     Implements: [15, Theorem 4] (core paper, Example 2), extended to every ε via [15, Theorem 6].
     """
     n = check_positive_int(n, "n", minimum=2)
+    check_dense_size(n, n, "n")
     eps = check_epsilon(epsilon)
     e = math.exp(eps)
     k = min(n, math.floor(n / e + 1e-12))

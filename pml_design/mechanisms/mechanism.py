@@ -2,20 +2,34 @@
 
 Implements: the local model of the core paper (Section II: ``Y ∼ P_{Y|X=x}`` drawn independently per record)
 and the standard frequency-estimation back ends for it: matrix inversion (with Euclidean projection onto
-the simplex) and the iterative Bayesian update (IBU, an EM algorithm; Agrawal & Aggarwal 2001).
+the simplex) and the maximum-likelihood estimate by the iterative Bayesian update (IBU, an EM algorithm;
+Agrawal & Aggarwal 2001), with asymptotic confidence intervals from the Fisher information restricted to
+the simplex (Aitchison & Silvey 1958; the derivation is in ``docs/design.md``, "Estimating frequencies").
+
+Records and reports may be integer codes (``0 … N−1`` / ``0 … M−1``) or, when the mechanism carries
+``labels``, the category labels themselves (strings, numbers, any hashable values, a pandas Series or
+Categorical).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Literal
 
 import numpy as np
 
-from .._validation import as_generator, check_mechanism, check_positive_int, check_probability_vector
+from .._validation import as_generator, check_mechanism, check_positive_int, check_probability_vector, fmt
 from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
 
-__all__ = ["Mechanism", "project_to_simplex"]
+__all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
+
+#: Relative singular-value tolerance of :attr:`Mechanism.identifiable`: ``σ_min(W) > rtol · σ_max(W)``.
+IDENTIFIABILITY_RTOL: float = 1e-8
 
 
 def project_to_simplex(v: np.ndarray) -> np.ndarray:
@@ -44,6 +58,203 @@ def _as_symbols(data: object, n: int, name: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+def _is_missing(v: object) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def check_labels(labels: object, size: int | None = None, name: str = "labels") -> tuple:
+    """Validate category labels: a sequence of distinct, hashable, non-missing values (length ``size``).
+
+    Parameters
+    ----------
+    labels : sequence
+        E.g. a list of strings, a numpy array, a pandas Index.
+    size : int, optional
+        Required length.
+    name : str
+        Argument name for error messages.
+
+    Returns
+    -------
+    tuple
+        The labels as plain Python scalars (numpy scalars converted with ``.item()``).
+    """
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or not hasattr(labels, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of category labels, got {fmt(labels)}")
+    out = tuple(v.item() if isinstance(v, np.generic) else v for v in labels)
+    if size is not None and len(out) != size:
+        raise ValueError(f"{name} must have {size} entries (one per category), got {len(out)}: {fmt(list(out))}")
+    seen: dict = {}
+    for i, v in enumerate(out):
+        if _is_missing(v):
+            raise ValueError(f"{name} must not contain missing values, got {v!r} at position {i}")
+        try:
+            j = seen.setdefault(v, i)
+        except TypeError:
+            raise TypeError(f"{name} must be hashable values, got {fmt(v)} at position {i}") from None
+        if j != i:
+            raise ValueError(f"{name} must be distinct; {v!r} appears at positions {j} and {i}")
+    return out
+
+
+def _all_integers(labels: Sequence) -> bool:
+    return all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in labels)
+
+
+def _all_numbers(labels: Sequence) -> bool:
+    return all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in labels)
+
+
+def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
+    """Integer codes (positions in ``labels``) of label values; unknown or missing values raise ``ValueError``.
+
+    Hash-based (:meth:`pandas.Index.get_indexer`), O(n). A pandas Categorical/Series is matched through its
+    categories, so only its (few) categories are looked up.
+    """
+    import pandas as pd  # noqa: PLC0415 - only needed for labelled data
+
+    raw = values.array if isinstance(values, (pd.Series, pd.Index)) else values
+    index = pd.Index(list(labels))
+    if isinstance(raw, pd.Categorical):
+        cat_codes = index.get_indexer(raw.categories)
+        present = np.zeros(len(raw.categories), dtype=bool)
+        present[raw.codes[raw.codes >= 0]] = True
+        unknown = [c for c, k, seen in zip(raw.categories, cat_codes, present) if k < 0 and seen]
+        if (raw.codes < 0).any():
+            unknown.append(None)
+        if unknown:
+            raise ValueError(f"{name} contains values the mechanism does not know: {fmt(unknown[:5])} "
+                             f"(its labels are {fmt(list(labels))})")
+        return cat_codes[raw.codes].astype(np.int64)
+    if isinstance(raw, pd.api.extensions.ExtensionArray) and isinstance(raw.dtype, pd.StringDtype):
+        arrow = _arrow_codes(raw, labels)
+        if arrow is not None:
+            raw, flat_codes = arrow
+            if (flat_codes >= 0).all():
+                return flat_codes
+    arr = np.asarray(raw)
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    flat = arr.ravel()
+    codes = index.get_indexer(flat)
+    bad = codes < 0
+    if bad.any():
+        unknown = list(dict.fromkeys(flat[bad][:1000].tolist()))[:5]
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} contains {int(bad.sum())} value(s) the mechanism does not know, e.g. "
+                         f"{fmt(unknown)} (first at position {first}); its labels are {fmt(list(labels))}")
+    return codes.astype(np.int64).reshape(arr.shape)
+
+
+def _arrow_codes(values: Any, labels: Sequence) -> tuple[Any, np.ndarray] | None:
+    """Fast path for a pandas string array: (values, codes with −1 for unknown) by pyarrow's hash lookup."""
+    if not all(isinstance(v, str) for v in labels):
+        return None
+    try:
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.compute as pc  # noqa: PLC0415
+
+        idx = pc.index_in(pa.array(values), value_set=pa.array(list(labels), type=pa.string()))
+    except Exception:  # noqa: BLE001 - no pyarrow or a storage it cannot take: use the generic path
+        return None
+    return values, np.asarray(pc.fill_null(idx, -1).to_numpy(), dtype=np.int64)
+
+
+def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.ndarray, bool]:
+    """(codes, given_as_labels): integer codes pass through; label values are looked up in ``labels``."""
+    if labels is None:
+        return _as_symbols(data, n, name), False
+    kind = getattr(getattr(data, "dtype", None), "kind", None)
+    if kind is None:
+        kind = np.asarray(data).dtype.kind
+    if (kind in "iu" and not _all_integers(labels)) or (kind == "f" and not _all_numbers(labels)):
+        return _as_symbols(data, n, name), False
+    return label_codes(data, labels, name), True
+
+
+def _label_array(labels: tuple) -> np.ndarray:
+    """Labels as a numpy array to index into: a str array when that is lossless (fast), else object."""
+    arr = np.asarray(labels) if all(isinstance(v, str) for v in labels) else None
+    if arr is None or arr.tolist() != list(labels):  # numpy str arrays drop trailing NUL characters
+        arr = np.empty(len(labels), dtype=object)
+        arr[:] = list(labels)
+    return arr
+
+
+def _default_output_labels(W: np.ndarray, labels: tuple) -> tuple:
+    """Output y is named after input x when every column's largest entry is a unique row and the map is 1-1.
+
+    That is the case for randomized response and other "noisy copy" designs, so a privatized column keeps
+    the alphabet of the original; otherwise the outputs are named ``y0 … y{M−1}``.
+    """
+    n, m = W.shape
+    if n == m:
+        top = W.argmax(axis=0)
+        unique_top = (W == W[top, np.arange(m)]).sum(axis=0) == 1
+        if unique_top.all() and np.unique(top).size == m:
+            return tuple(labels[i] for i in top)
+    names = tuple(f"y{j}" for j in range(m))
+    return names
+
+
+def _sum_zero_basis(n: int) -> np.ndarray:
+    """Orthonormal basis (n × (n−1)) of the tangent space ``{v : Σ v = 0}`` of the simplex."""
+    q, _ = np.linalg.qr(np.column_stack([np.ones(n), np.eye(n)[:, : n - 1]]))
+    return q[:, 1:]
+
+
+def _as_counts(data: object, m: int, name: str) -> np.ndarray:
+    c = np.asarray(data, dtype=float) if not isinstance(data, np.ndarray) else data.astype(float)
+    if c.shape != (m,):
+        raise ValueError(f"{name} (counts=True) must have one count per output, shape ({m},), got shape {c.shape}")
+    if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
+        raise ValueError(f"{name} (counts=True) must be non-negative integers, got {fmt(c)}")
+    if c.sum() <= 0:
+        raise ValueError(f"{name} (counts=True) must contain at least one report (all counts are zero)")
+    return c
+
+
+@dataclass(frozen=True)
+class FrequencyEstimate:
+    """An estimated input distribution with pointwise confidence intervals (see :meth:`Mechanism.estimate`).
+
+    Attributes
+    ----------
+    estimate : numpy.ndarray, shape (N,)
+        The point estimate (a probability vector).
+    ci_low, ci_high : numpy.ndarray, shape (N,)
+        Pointwise Wald intervals ``estimate ± z·se`` clipped to ``[0, 1]``; ``[0, 1]`` for a category the
+        mechanism cannot identify.
+    covariance : numpy.ndarray, shape (N, N)
+        Estimated asymptotic covariance of the estimator.
+    level : float
+        Nominal coverage of each interval.
+    n : int
+        Number of reports.
+    method : str
+    categories : tuple or None
+        The mechanism's labels (None for a mechanism without labels).
+    """
+
+    estimate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    covariance: np.ndarray
+    level: float
+    n: int
+    method: str
+    categories: tuple | None = None
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return np.array(self.estimate, dtype=dtype)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python form: ``categories``, ``estimate``, ``ci_low``, ``ci_high``, ``n``, ``level``, ``method``."""
+        cats = list(self.categories) if self.categories is not None else list(range(self.estimate.shape[0]))
+        return {"categories": cats, "estimate": self.estimate.tolist(), "ci_low": self.ci_low.tolist(),
+                "ci_high": self.ci_high.tolist(), "n": self.n, "level": self.level, "method": self.method}
+
+
 class Mechanism:
     """A row-stochastic matrix (rows = inputs x, columns = outputs y) with the operations users need.
 
@@ -53,6 +264,14 @@ class Mechanism:
         Row-stochastic; validated.
     name : str, optional
         A label for tables and plots.
+    labels : sequence, optional
+        The N category labels, in row order (distinct, hashable). With labels, :meth:`privatize` and
+        :meth:`estimate` accept label values as well as integer codes.
+    output_labels : sequence, optional
+        Names of the M outputs (default: the input label an output favours when that is one-to-one, as for
+        randomized response, else ``"y0" … "y{M−1}"``); only used with ``labels``.
+    metadata : mapping, optional
+        Provenance (e.g. the guarantee of a loaded mechanism file); kept as a read-only copy.
 
     Examples
     --------
@@ -64,7 +283,8 @@ class Mechanism:
     (4,)
     """
 
-    def __init__(self, matrix: object, *, name: str = "mechanism") -> None:
+    def __init__(self, matrix: object, *, name: str = "mechanism", labels: object = None,
+                 output_labels: object = None, metadata: Mapping[str, Any] | None = None) -> None:
         W = check_mechanism(matrix, "matrix")
         self._W = W / W.sum(axis=1, keepdims=True)
         self._W.setflags(write=False)
@@ -72,6 +292,15 @@ class Mechanism:
         cum = np.cumsum(self._W, axis=1)
         cum[:, -1] = 1.0
         self._flat_cdf = (cum + np.arange(W.shape[0])[:, None]).ravel()
+        self._labels = None if labels is None else check_labels(labels, W.shape[0], "labels")
+        if output_labels is not None:
+            if self._labels is None:
+                raise ValueError("output_labels needs labels (the input categories) as well")
+            self._out_labels: tuple | None = check_labels(output_labels, W.shape[1], "output_labels")
+        else:
+            self._out_labels = None if self._labels is None else _default_output_labels(self._W, self._labels)
+        self.metadata: Mapping[str, Any] = dict(metadata or {})
+        self._rank: int | None = None
 
     # --- basic properties -------------------------------------------------------------------
     @property
@@ -87,11 +316,35 @@ class Mechanism:
     def n_outputs(self) -> int:
         return int(self._W.shape[1])
 
+    @property
+    def labels(self) -> tuple | None:
+        """The input category labels in row order (None if the mechanism works on integer codes only)."""
+        return self._labels
+
+    @property
+    def output_labels(self) -> tuple | None:
+        """Names of the outputs, in column order (None without :attr:`labels`)."""
+        return self._out_labels
+
+    @property
+    def identifiable(self) -> bool:
+        """Whether the reports identify the whole input distribution: ``rank W = N`` (numerical rank).
+
+        The output law is ``q = Wᵀπ``, so ``π`` is determined by ``q`` iff ``Wᵀ`` is injective, i.e. W has
+        full row rank; the rank counts singular values above ``IDENTIFIABILITY_RTOL · σ_max``. A design that
+        merges categories (fewer outputs than inputs, or proportional rows) is not identifiable.
+        """
+        if self._rank is None:
+            s = np.linalg.svd(self._W, compute_uv=False)
+            self._rank = int(np.sum(s > IDENTIFIABILITY_RTOL * s[0]))
+        return self._rank == self.n_inputs
+
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         return np.array(self._W, dtype=dtype)
 
     def __repr__(self) -> str:
-        return f"Mechanism(name={self.name!r}, shape={self._W.shape})"
+        extra = f", labels={fmt(list(self._labels))}" if self._labels is not None else ""
+        return f"Mechanism(name={self.name!r}, shape={self._W.shape}{extra})"
 
     # --- privacy ------------------------------------------------------------------------------
     def leakage(self, prior: object) -> np.ndarray:
@@ -108,6 +361,17 @@ class Mechanism:
         return leakage_capacity(self._W, uncertainty)
 
     # --- use ------------------------------------------------------------------------------------
+    def encode(self, inputs: object) -> np.ndarray:
+        """Integer codes ``0 … N−1`` of records given as codes or as labels (validated)."""
+        return _encode(inputs, self._labels, self.n_inputs, "inputs")[0]
+
+    def privatize_codes(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`privatize` for already validated int64 codes and a Generator (no checks; for streaming)."""
+        u = rng.random(codes.shape)
+        y = np.searchsorted(self._flat_cdf, codes + u, side="right") - codes * self.n_outputs
+        # guard against rounding at a row's right end and zero-probability cells
+        return np.clip(y, 0, self.n_outputs - 1)
+
     def privatize(self, inputs: object, *, rng: object = None) -> np.ndarray:
         """Draw ``Y ∼ P_{Y|X=x}`` independently for every input record.
 
@@ -116,63 +380,60 @@ class Mechanism:
 
         Parameters
         ----------
-        inputs : array_like of int
-            Secret values in ``{0, …, N−1}`` (any shape).
+        inputs : array_like
+            Secret values: integer codes in ``{0, …, N−1}``, or (for a mechanism with :attr:`labels`) label
+            values, e.g. strings or a pandas Series/Categorical. Any shape.
         rng : numpy.random.Generator, int or None
             Randomness source (None: fresh OS entropy).
 
         Returns
         -------
-        numpy.ndarray of int64, same shape as ``inputs``
-            The privatized reports in ``{0, …, M−1}``.
+        numpy.ndarray, same shape as ``inputs``
+            The privatized reports: int64 codes in ``{0, …, M−1}`` for integer-code inputs, otherwise the
+            :attr:`output_labels` of the reports.
         """
-        x = _as_symbols(inputs, self.n_inputs, "inputs")
-        g = as_generator(rng)
-        u = g.random(x.shape)
-        flat = np.searchsorted(self._flat_cdf, x + u, side="right")
-        y = flat - x * self.n_outputs
-        # guard against rounding at a row's right end and zero-probability cells
-        return np.clip(y, 0, self.n_outputs - 1)
+        x, as_labels = _encode(inputs, self._labels, self.n_inputs, "inputs")
+        y = self.privatize_codes(x, as_generator(rng))
+        if as_labels:
+            return _label_array(self._out_labels)[y]
+        return y
+
+    def report_counts(self, reports: object) -> np.ndarray:
+        """Number of reports per output (reports as codes ``0 … M−1`` or as :attr:`output_labels`)."""
+        y = _encode(reports, self._out_labels, self.n_outputs, "reports")[0].ravel()
+        return np.bincount(y, minlength=self.n_outputs)
 
     def output_frequencies(self, reports: object) -> np.ndarray:
         """Empirical distribution of privatized reports over the M outputs."""
-        y = _as_symbols(reports, self.n_outputs, "reports").ravel()
-        return np.bincount(y, minlength=self.n_outputs) / y.shape[0]
+        c = self.report_counts(reports)
+        return c / c.sum()
 
-    def estimate(
-        self,
-        reports: object,
-        *,
-        method: Literal["inversion", "ibu"] = "ibu",
-        max_iter: int = 10_000,
-        tol: float = 1e-10,
-    ) -> np.ndarray:
-        """Estimate the input distribution from privatized reports.
+    def _check_identifiable(self, stacklevel: int = 3) -> None:
+        if not self.identifiable:
+            warnings.warn(
+                f"mechanism {self.name!r} cannot identify every category (rank {self._rank} < {self.n_inputs} "
+                "inputs: it merges some categories), so the input distribution is not determined by the "
+                "reports; the estimate is one of many that fit them equally well (its confidence intervals "
+                "are [0, 1] for the categories it cannot identify)",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
 
-        Parameters
-        ----------
-        reports : array_like of int
-            Outputs in ``{0, …, M−1}``.
-        method : {"ibu", "inversion"}
-            ``"inversion"``: solve ``Wᵀ π = P̂_Y`` (least squares if M ≠ N) and project onto the simplex;
-            ``"ibu"``: the iterative Bayesian update (EM; stays on the simplex, converges to the MLE).
-        max_iter, tol : int, float
-            IBU stopping rule (ℓ1 change between iterates).
+    def _inversion(self, counts: np.ndarray) -> np.ndarray:
+        sol, *_ = np.linalg.lstsq(self._W.T, counts / counts.sum(), rcond=None)
+        return project_to_simplex(sol)
 
-        Returns
-        -------
-        numpy.ndarray, shape (N,)
-            A probability vector.
-        """
-        fy = self.output_frequencies(reports)
-        if method == "inversion":
-            sol, *_ = np.linalg.lstsq(self._W.T, fy, rcond=None)
-            return project_to_simplex(sol)
-        if method != "ibu":
-            raise ValueError(f"method must be 'inversion' or 'ibu', got {method!r}")
-        max_iter = check_positive_int(max_iter, "max_iter")
+    def _ibu(self, counts: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
         W = self._W
-        pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
+        fy = counts / counts.sum()
+        if self.identifiable:
+            # warm start at the projected inversion (the MLE itself when that is interior and W is square);
+            # zeros lifted to 1e-6 because EM never leaves a zero. The MLE is unique here, so the limit is
+            # the same as from the uniform start, only reached in far fewer iterations.
+            pi = np.maximum(self._inversion(counts), 1e-6)
+            pi /= pi.sum()
+        else:  # the limit depends on the start: keep the classic uniform one
+            pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
         used = fy > 0
         Wu, fu = W[:, used], fy[used]
         for _ in range(max_iter):
@@ -180,10 +441,120 @@ class Mechanism:
             new = pi * (Wu @ (fu / np.where(py > 0, py, 1.0)))
             new /= new.sum()
             if np.abs(new - pi).sum() < tol:
-                pi = new
-                break
+                return new
             pi = new
         return pi
+
+    def _point_estimate(self, counts: np.ndarray, method: str, max_iter: int, tol: float) -> np.ndarray:
+        if method == "inversion":
+            return self._inversion(counts)
+        return self._ibu(counts, check_positive_int(max_iter, "max_iter"), tol)
+
+    def _covariance_at(self, pi: np.ndarray, n: int, method: str) -> np.ndarray:
+        """Asymptotic covariance of the estimator at ``pi`` from ``n`` reports (see :meth:`estimate_covariance`)."""
+        if method == "inversion":
+            return self.inversion_covariance(pi, n)
+        q = pi @ self._W
+        used = q > 0
+        Wu = self._W[:, used]
+        fisher = (Wu / q[used]) @ Wu.T
+        U = _sum_zero_basis(self.n_inputs)
+        cov = U @ np.linalg.pinv(U.T @ fisher @ U, hermitian=True) @ U.T / n
+        return 0.5 * (cov + cov.T)
+
+    def _prepare(self, reports: object, method: str, counts: bool) -> np.ndarray:
+        if method not in ("ibu", "mle", "inversion"):
+            raise ValueError(f"method must be 'ibu' (= 'mle') or 'inversion', got {method!r}")
+        c = _as_counts(reports, self.n_outputs, "reports") if counts else self.report_counts(reports).astype(float)
+        self._check_identifiable(stacklevel=4)
+        return c
+
+    def estimate(
+        self,
+        reports: object,
+        *,
+        method: Literal["ibu", "mle", "inversion"] = "ibu",
+        ci: float | None = None,
+        counts: bool = False,
+        max_iter: int = 10_000,
+        tol: float = 1e-10,
+    ) -> np.ndarray | FrequencyEstimate:
+        """Estimate the input distribution from privatized reports, optionally with confidence intervals.
+
+        Both estimators are consistent when the mechanism is :attr:`identifiable`; otherwise a
+        ``UserWarning`` says so (the distribution is then not determined by the reports).
+
+        Parameters
+        ----------
+        reports : array_like
+            Outputs as codes in ``{0, …, M−1}`` or as :attr:`output_labels`; or, with ``counts=True``, the
+            number of reports per output (length M).
+        method : {"ibu", "mle", "inversion"}
+            ``"ibu"`` (= ``"mle"``): the iterative Bayesian update (EM; stays on the simplex, converges to the
+            maximum-likelihood estimate). ``"inversion"``: solve ``Wᵀ π = P̂_Y`` (least squares if M ≠ N) and
+            project onto the simplex.
+        ci : float in (0, 1), optional
+            Also return pointwise confidence intervals at this level (e.g. 0.95), from the asymptotic
+            covariance of :meth:`estimate_covariance` (Wald, clipped to ``[0, 1]``).
+        counts : bool, default False
+            Whether ``reports`` holds counts per output.
+        max_iter, tol : int, float
+            IBU stopping rule (ℓ1 change between iterates).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N,), or FrequencyEstimate
+            A probability vector; a :class:`FrequencyEstimate` (estimate, ci_low, ci_high, covariance, n) when
+            ``ci`` is given.
+        """
+        if ci is not None:
+            level = float(ci)
+            if not 0.0 < level < 1.0:
+                raise ValueError(f"ci must lie in (0, 1), e.g. 0.95, got {ci!r}")
+        c = self._prepare(reports, method, counts)
+        pi = self._point_estimate(c, method, max_iter, tol)
+        if ci is None:
+            return pi
+        n = int(c.sum())
+        cov = self._covariance_at(pi, n, method)
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        z = NormalDist().inv_cdf(0.5 + level / 2.0)
+        lo, hi = np.clip(pi - z * se, 0.0, 1.0), np.clip(pi + z * se, 0.0, 1.0)
+        blind = ~self._identifiable_components()
+        lo[blind], hi[blind] = 0.0, 1.0
+        return FrequencyEstimate(estimate=pi, ci_low=lo, ci_high=hi, covariance=cov, level=level, n=n,
+                                 method="ibu" if method == "mle" else method, categories=self._labels)
+
+    def _identifiable_components(self) -> np.ndarray:
+        """Per category x: whether ``π_x`` is identified (``e_x`` lies in the column space of W)."""
+        u, s, _ = np.linalg.svd(self._W, full_matrices=False)
+        r = u[:, s > IDENTIFIABILITY_RTOL * s[0]]
+        return np.abs(1.0 - np.einsum("ij,ij->i", r, r)) < 1e-8
+
+    def estimate_covariance(
+        self, reports: object, *, method: Literal["ibu", "mle", "inversion"] = "ibu", counts: bool = False,
+        max_iter: int = 10_000, tol: float = 1e-10,
+    ) -> np.ndarray:
+        """Estimated asymptotic covariance of :meth:`estimate` (plug-in at the estimate).
+
+        For the MLE (``"ibu"``): the inverse Fisher information restricted to the simplex,
+        ``U (Uᵀ F U)⁺ Uᵀ / n`` with ``F = Σ_y w_y w_yᵀ / (π·w_y)`` (``w_y`` the columns of W) and U an
+        orthonormal basis of ``{v : Σv = 0}`` (constrained Cramér–Rao bound; Aitchison & Silvey 1958). For an
+        interior, identifiable ``π`` it equals ``(F⁻¹ − π πᵀ)/n``, because ``F π = W 1 = 1`` (derivation in
+        ``docs/design.md``). For ``"inversion"``: the delta-method covariance of :meth:`inversion_covariance`.
+
+        Parameters
+        ----------
+        reports, method, counts, max_iter, tol
+            As in :meth:`estimate`.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, N)
+        """
+        c = self._prepare(reports, method, counts)
+        pi = self._point_estimate(c, method, max_iter, tol)
+        return self._covariance_at(pi, int(c.sum()), method)
 
     def inversion_covariance(self, prior: object, n: int) -> np.ndarray:
         """Covariance of the (unprojected) inversion estimator from n reports, for a true ``prior``.
@@ -200,5 +571,11 @@ class Mechanism:
 
     def with_name(self, name: str) -> "Mechanism":
         """A copy with another name."""
-        return Mechanism(self._W, name=name)
+        return Mechanism(self._W, name=name, labels=self._labels,
+                         output_labels=self._out_labels if self._labels is not None else None,
+                         metadata=self.metadata)
 
+    def with_labels(self, labels: object, output_labels: object = None) -> "Mechanism":
+        """A copy whose rows are named by ``labels`` (see the class docstring)."""
+        return Mechanism(self._W, name=self.name, labels=labels, output_labels=output_labels,
+                         metadata=self.metadata)
