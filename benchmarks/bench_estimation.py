@@ -105,20 +105,27 @@ def run(
             cells.append(cell)
             print(f"{attr:15s} N={n:2d} eps={eps:<4} PML L2 {cell['PML']['l2']:.4f}  best LDP ({best}) "
                   f"{cell[best]['l2']:.4f}  ratio {cell['ratio_l2']:.3f}  design {cell['design_time_s']:.1f}s", flush=True)
-    ratios = np.array([c["ratio_l2"] for c in cells])
-    out = {
-        "config": {"m": m, "delta": delta, "splits": splits, "seeds": seeds, "time_limit": time_limit},
-        "cells": cells,
-        "geomean_ratio_l2": float(np.exp(np.log(ratios).mean())),
-        "worst_ratio_l2": float(ratios.max()),
-        "cells_pml_not_worse": int(np.sum([c["PML"]["l2"] <= c[c["best_ldp"]]["l2"] + 2 * c["PML"]["l2_se"] for c in cells])),
-    }
+    out = {"config": {"m": m, "delta": delta, "splits": splits, "seeds": seeds, "time_limit": time_limit}, "cells": cells}
+    out.update(summarize(cells))
     outdir = pathlib.Path(outdir) if outdir else HERE / "results"
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "estimation.json").write_text(json.dumps(out, indent=1))
     _plot(out, outdir / "estimation.png")
     print(markdown_table(out))
     return out
+
+
+def summarize(cells: list[dict]) -> dict:
+    """Geometric-mean and worst ratio PML / best LDP (L2), over the cells where the best LDP error is > 0 and
+    PML's is > 0 (cells where PML recovers the distribution exactly are counted separately)."""
+    ratios = np.array([c["ratio_l2"] for c in cells])
+    pos = ratios > 0
+    return {
+        "geomean_ratio_l2": float(np.exp(np.log(ratios[pos]).mean())) if pos.any() else 0.0,
+        "worst_ratio_l2": float(ratios.max()),
+        "cells_exact": int(np.sum(~pos)),
+        "cells_pml_not_worse": int(np.sum([c["PML"]["l2"] <= c[c["best_ldp"]]["l2"] + 2 * c["PML"]["l2_se"] for c in cells])),
+    }
 
 
 def markdown_table(out: dict) -> str:
@@ -134,11 +141,14 @@ def markdown_table(out: dict) -> str:
             + f" | {c['ratio_l2']:.2f} |"
         )
     cfg = out["config"]
+    out = {**out, **summarize(out["cells"])}
     lines.append("")
     lines.append(
         f"Mean L2 error over {cfg['splits']} random splits × {cfg['seeds']} privatizations (m = {cfg['m']}, "
         f"δ = {cfg['delta']:g}); geometric-mean ratio PML / best LDP = {out['geomean_ratio_l2']:.3f}, worst "
-        f"{out['worst_ratio_l2']:.3f}; PML not worse (within 2 s.e.) in {out['cells_pml_not_worse']} of {len(out['cells'])} cells."
+        f"{out['worst_ratio_l2']:.3f}; PML not worse (within 2 s.e.) in {out['cells_pml_not_worse']} of {len(out['cells'])} cells"
+        + (f"; in {out['cells_exact']} cells (sex, large ε) PML may release X itself (ε ≥ −log min P), error 0, "
+           "left out of the geometric mean." if out["cells_exact"] else ".")
     )
     return "\n".join(lines)
 

@@ -172,7 +172,8 @@ def design_from_samples(
         (then ``allow_zero=True`` is needed); values outside it are an error. Default: the sorted distinct
         values (the categories of a Categorical).
     utility, method, solver
-        As in :func:`pml_design.design`.
+        As in :func:`pml_design.design`. For ``utility="frequency_estimation"`` with unseen categories, the error
+        is evaluated at the add-½ smoothed estimate ``(counts + ½)/(m + N/2)`` (the ball stays centred at P̂).
     allow_zero : bool, default False
         Allow symbols with zero count (see :func:`pml_design.empirical_distribution`).
 
@@ -232,9 +233,20 @@ def design_from_samples(
             f"out no distribution (the design would be LDP); need m >= {need_any} for any information and about "
             f"m >= {need_interior} for radius < 2 min(p_hat)"
         )
-    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver)
-    res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m})
+    prior = None
+    if _is_frequency_estimation(utility) and np.any(p_hat <= 0):
+        # the estimation error is evaluated at a positive distribution: add-1/2 (Krichevsky-Trofimov) smoothing
+        prior = (p_hat * m + 0.5) / (m + n / 2.0)
+    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior)
+    extra = {"utility_prior": "add-1/2 smoothed p_hat"} if prior is not None else {}
+    res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, **extra})
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)
+
+
+def _is_frequency_estimation(utility: object) -> bool:
+    from .design.utilities import FrequencyEstimation  # noqa: PLC0415
+
+    return isinstance(utility, FrequencyEstimation) or (isinstance(utility, str) and utility.lower() == "frequency_estimation")
 
 
 def _is_integer_codes(data: object, support_size: int | None) -> bool:
