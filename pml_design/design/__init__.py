@@ -14,10 +14,10 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_epsilon, check_probability_vector, fmt
+from .._validation import check_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
-from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
+from .polytope import FORMS, MechanismPolytope, build_polytope, check_form, default_form
 from .rays import AUTO_EXACT_SIZE, MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
 from .result import DesignResult, SolverFailedError
 from .utilities import (
@@ -97,14 +97,25 @@ def _scalable_opts(options: dict | None) -> dict:
 
 
 def _check_solver(solver: str | None) -> str | None:
+    """Upper-cased solver name: a cvxpy solver or an LP backend of the sparse linear path (:mod:`.backends`)."""
+    from .backends import BACKENDS  # noqa: PLC0415
+
     if solver is None:
         return None
     if not isinstance(solver, str):
-        raise TypeError(f"solver must be a cvxpy solver name (str) or None, got {fmt(solver)}")
+        raise TypeError(f"solver must be a cvxpy solver name or LP backend name (str) or None, got {fmt(solver)}")
     name = solver.upper()
-    if name not in cp.installed_solvers():
-        raise ValueError(f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}")
+    if name not in cp.installed_solvers() and name not in BACKENDS:
+        raise ValueError(
+            f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}; "
+            f"LP backends for linear utilities: {sorted(BACKENDS)}"
+        )
     return name
+
+
+def _lp_only_solver(name: str | None) -> bool:
+    """An LP backend that cvxpy does not know (e.g. CUPDLPX, PDLP_CPU): linear utilities only."""
+    return name is not None and name not in cp.installed_solvers()
 
 
 def _solve(prob: cp.Problem, solver: str, options: dict) -> float:
@@ -227,6 +238,11 @@ def design(
     solver_name = _check_solver(solver)
     if method not in ("auto", "exact", "convex", "scalable"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'convex', 'scalable', got {method!r}")
+    check_form(form)
+    if n_outputs is not None:
+        n_outputs = check_positive_int(n_outputs, "n_outputs")
+    if _lp_only_solver(solver_name) and not (isinstance(util, LinearUtility) and method in ("auto", "convex")):
+        raise ValueError(f"solver {solver_name!r} is an LP backend for linear utilities (method 'convex'), not for {util.name!r}")
 
     info: dict = {}
     if util.kind in ("linear", "concave"):
@@ -243,6 +259,13 @@ def design(
             if util.gain.shape[0] != uset.size:
                 raise ValueError(f"gain has {util.gain.shape[0]} rows but the uncertainty set has {uset.size} symbols")
             m = util.gain.shape[1]
+            if n_outputs is not None and n_outputs != m:
+                raise ValueError(f"n_outputs={n_outputs} disagrees with the gain's {m} columns (the output alphabet)")
+            from .lp import solve_linear_design, use_sparse_path  # noqa: PLC0415
+
+            if use_sparse_path(solver_name, form, solver_options):
+                return solve_linear_design(uset, eps, util, p_util, solver=solver_name, form=form, options=solver_options)
+            solver_options = {k: v for k, v in (solver_options or {}).items() if k != "backend"}
         else:
             m = n_outputs if n_outputs is not None else (util.n_outputs or uset.size)  # type: ignore[union-attr]
         poly = build_polytope(uset, eps, n_outputs=m, form=form)
