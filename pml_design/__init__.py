@@ -53,6 +53,7 @@ from .design import (
     ChiSquareInformation,
     ConcaveUtility,
     DesignResult,
+    LinearProgram,
     LinearUtility,
     MapAccuracy,
     MutualInformation,
@@ -62,6 +63,7 @@ from .design import (
     build_polytope,
     certify,
     design,
+    linear_design_lp,
 )
 from .estimation import (
     counts_distribution,
@@ -134,6 +136,7 @@ __all__ = [
     "HistogramGuarantee",
     "L1Ball",
     "LdpComparison",
+    "LinearProgram",
     "LinearUtility",
     "MapAccuracy",
     "Mechanism",
@@ -195,6 +198,7 @@ __all__ = [
     "leakage_capacity",
     "leakage_sensitivity",
     "leakage_tail",
+    "linear_design_lp",
     "lipschitz_constant",
     "load_adult",
     "max_divergence_shift",

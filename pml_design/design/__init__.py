@@ -16,7 +16,10 @@ import numpy as np
 
 from .._validation import check_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
+from .backends import BACKENDS as LP_BACKENDS
+from .backends import LPSolution, register_backend
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
+from .lp import LinearProgram, linear_design_lp, solve_linear_design, use_sparse_path
 from .polytope import FORMS, MechanismPolytope, build_polytope, check_form, default_form
 from .rays import AUTO_EXACT_SIZE, MAX_EXACT_SIZE, enumerate_rays, in_cone, rays_cdd
 from .result import DesignResult, SolverFailedError
@@ -43,6 +46,9 @@ __all__ = [
     "ConcaveUtility",
     "DEFAULT_SOLVER",
     "DesignResult",
+    "LPSolution",
+    "LP_BACKENDS",
+    "LinearProgram",
     "LinearUtility",
     "MapAccuracy",
     "MechanismPolytope",
@@ -62,7 +68,9 @@ __all__ = [
     "enumerate_rays",
     "hamming_gain",
     "in_cone",
+    "linear_design_lp",
     "rays_cdd",
+    "register_backend",
     "solve_ray_lp",
     "tradeoff_curve",
 ]
@@ -98,17 +106,15 @@ def _scalable_opts(options: dict | None) -> dict:
 
 def _check_solver(solver: str | None) -> str | None:
     """Upper-cased solver name: a cvxpy solver or an LP backend of the sparse linear path (:mod:`.backends`)."""
-    from .backends import BACKENDS  # noqa: PLC0415
-
     if solver is None:
         return None
     if not isinstance(solver, str):
         raise TypeError(f"solver must be a cvxpy solver name or LP backend name (str) or None, got {fmt(solver)}")
     name = solver.upper()
-    if name not in cp.installed_solvers() and name not in BACKENDS:
+    if name not in cp.installed_solvers() and name not in LP_BACKENDS:
         raise ValueError(
             f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}; "
-            f"LP backends for linear utilities: {sorted(BACKENDS)}"
+            f"LP backends for linear utilities: {sorted(LP_BACKENDS)}"
         )
     return name
 
@@ -205,16 +211,22 @@ def design(
         ones (extreme-ray LP, N ≤ :data:`MAX_EXACT_SIZE`); "auto" picks the applicable one.
     solver : str, optional
         A cvxpy solver name (e.g. "CLARABEL", "ECOS", "HIGHS"). Default: :data:`DEFAULT_SOLVER` for convex
-        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP.
+        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP. Linear utilities are
+        solved as a sparse LP without cvxpy (:func:`~pml_design.design.lp.solve_linear_design`) by the LP
+        backend "CLARABEL" (default), "HIGHS", "CUPDLPX" (GPU, extra ``pml-design[gpu]``; chosen automatically
+        from N = :data:`~pml_design.design.backends.GPU_AUTO_SIZE` when it imports and a CUDA device exists)
+        or "PDLP_CPU"; other cvxpy names (ECOS, SCS, ...) use the cvxpy model.
     prior : array_like, optional
         Distribution under which the utility is evaluated; defaults to the ball's center (the estimate P̂)
         or the given prior. Required for ``Simplex`` and multi-point ``FiniteSet``.
     n_outputs : int, optional
         Output alphabet size for concave utilities (default N).
     form : str, default "auto"
-        Polytope form for convex designs (see :func:`build_polytope`).
+        Polytope form for convex designs (see :func:`build_polytope`); "literal" uses the cvxpy model.
     solver_options : dict, optional
-        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600),
+        Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
+        ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit``,
+        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``: ``time_limit`` (seconds, default 600),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (show a tqdm bar
         with the current value and bound; silenced by ``PML_DESIGN_NO_PROGRESS=1``).
 
@@ -261,8 +273,6 @@ def design(
             m = util.gain.shape[1]
             if n_outputs is not None and n_outputs != m:
                 raise ValueError(f"n_outputs={n_outputs} disagrees with the gain's {m} columns (the output alphabet)")
-            from .lp import solve_linear_design, use_sparse_path  # noqa: PLC0415
-
             if use_sparse_path(solver_name, form, solver_options):
                 return solve_linear_design(uset, eps, util, p_util, solver=solver_name, form=form, options=solver_options)
             solver_options = {k: v for k, v in (solver_options or {}).items() if k != "backend"}

@@ -180,7 +180,7 @@ class HighsBackend:
         self.name = name
         self.method = method
         self.first_order = method == "pdlp"
-        self.default_tol = 1e-7 if self.first_order else 1e-8
+        self.default_tol = 1e-8
 
     def available(self) -> str | None:
         return None
@@ -276,7 +276,7 @@ class CuPDLPxBackend:
 
     name = "CUPDLPX"
     first_order = True
-    default_tol = 1e-7
+    default_tol = 1e-8
 
     def _module(self) -> object:
         try:
