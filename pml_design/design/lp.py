@@ -312,7 +312,8 @@ def linear_design_lp(uncertainty: object, epsilon: float, gain_weights: object, 
     c = np.zeros(nvar)
     c[:nm] = W.ravel()
     lb = np.full(nvar, -np.inf)
-    lb[:nm] = 0.0
+    if not needs_s:  # with s: P ≥ s ≥ 0 implies P ≥ 0 (N·M fewer cone rows for an interior point solver)
+        lb[:nm] = 0.0
     for name in ("eta", "zeta", "s"):
         if name in blocks:
             lb[blocks[name]] = 0.0
