@@ -86,6 +86,8 @@ class LinearProgram:
         auxiliaries ``"t"``, ``"s"``, ``"eta"``, ``"zeta"`` of the form (empty for a sub-problem).
     form : str
     epsilon : float
+    row_blocks : dict of str to slice
+        Where the row-stochasticity rows are (``"rowsum"``, row x); used to tighten :meth:`valid_upper_bound`.
     """
 
     c: np.ndarray
@@ -100,6 +102,7 @@ class LinearProgram:
     blocks: dict = field(default_factory=dict)
     form: str = ""
     epsilon: float = 0.0
+    row_blocks: dict = field(default_factory=dict)
 
     @property
     def n_vars(self) -> int:
@@ -129,9 +132,10 @@ class LinearProgram:
         y[~np.isfinite(y)] = 0.0
         y[(y > 0) & ~np.isfinite(self.row_upper)] = 0.0
         y[(y < 0) & ~np.isfinite(self.row_lower)] = 0.0
+        AT = self.A.T.tocsr()
+        y = self._tighten(y, AT)
         rhs = np.where(y > 0, self.row_upper, np.where(y < 0, self.row_lower, 0.0))
         row_terms = np.where(y != 0, y * np.where(y != 0, rhs, 0.0), 0.0)
-        AT = self.A.T.tocsr()
         r = self.c - AT @ y
         col_terms = np.maximum(r * self.box_lower, r * self.box_upper)
         value = float(row_terms.sum() + col_terms.sum())
@@ -143,6 +147,20 @@ class LinearProgram:
         terms = np.abs(row_terms).sum() + np.abs(col_terms).sum() + r_err.sum()
         slack = float(r_err.sum() + _gamma(self.n_vars + self.n_rows + 4) * terms)
         return value + 2.0 * slack
+
+    def _tighten(self, y: np.ndarray, AT: sp.csr_matrix) -> np.ndarray:
+        """Adjust y where that provably lowers the bound (the result is just another y: still valid).
+
+        Adding ``δ_x = max_y r[x, y]`` (``r = c − Aᵀy``) to the multiplier of ``Σ_y P[x, y] = 1`` changes the
+        bound by ``δ_x − Σ_y max(r[x, y], 0) ≤ 0``: the mechanism's part becomes the exact maximum of
+        ``Σ_y r[x, y] P[x, y]`` over the simplex instead of over the box ``[0, 1]^M``.
+        """
+        if "P" not in self.blocks or "rowsum" not in self.row_blocks:
+            return y
+        n, m = self.shape
+        r = self.c - AT @ y
+        y[self.row_blocks["rowsum"]] += r[self.blocks["P"]].reshape(n, m).max(axis=1)
+        return y
 
     def restrict(self, keep: np.ndarray) -> LinearProgram:
         """The LP with the variables outside ``keep`` (a boolean mask) fixed at 0 and removed.
@@ -257,6 +275,7 @@ def linear_design_lp(uncertainty: object, epsilon: float, gain_weights: object, 
     # row-stochastic: Σ_y P[x, y] = 1
     r = new_rows(n, 1.0, 1.0)
     add(r + X, pidx, 1.0)
+    row_blocks = {"rowsum": slice(r, r + n)}
     # column maximum: t_y − P[x, y] ≥ 0
     r = new_rows(nm, 0.0, np.inf) + pidx
     add(r, np.broadcast_to(t, (n, m)), 1.0)
@@ -330,6 +349,7 @@ def linear_design_lp(uncertainty: object, epsilon: float, gain_weights: object, 
         blocks=blocks,
         form=form,
         epsilon=eps,
+        row_blocks=row_blocks,
     )
 
 
@@ -344,7 +364,7 @@ LINEAR_OPTIONS = ("backend", "tol", "time_limit", "polish", "polish_solver")
 POLISH_GAP: float = 1e-6
 #: Polishing continues until the gap is below this (half the 1e-7 at which ``optimal`` is claimed).
 POLISH_TARGET: float = 5e-8
-#: Entries at most this times their row's maximum are solver noise and become exact zeros.
+#: Entries at most this times their column's maximum are solver noise and become exact zeros (:func:`clean_tiny`).
 ZERO_RTOL: float = 1e-9
 
 
@@ -395,10 +415,17 @@ def _linear_options(options: dict | None) -> dict:
 
 
 def clean_tiny(matrix: np.ndarray, rtol: float = ZERO_RTOL) -> np.ndarray:
-    """Entries ``≤ rtol · (row maximum)`` (and negatives) set to exact 0 (interior-point noise of ~1e-10)."""
+    """Solver noise to exact zeros: negatives; entries ``≤ rtol ×`` their column's maximum; whole columns whose
+    maximum is ``≤ rtol ×`` the largest entry ("ghost" outputs an interior point spreads ~1e-10 over).
+
+    Column-relative, because that is what keeps the column's ratio ``max_x c_x / min_Q Q·c``: removing
+    entries below ``rtol · max c`` lowers ``min_Q Q·c ≥ e^{−ε} max c`` by at most a fraction ``rtol e^ε``.
+    """
     W = np.array(matrix, dtype=float, copy=True)
-    W[~np.isfinite(W)] = 0.0
-    W[W <= rtol * W.max(axis=1, keepdims=True)] = 0.0
+    W[~np.isfinite(W) | (W < 0)] = 0.0
+    colmax = W.max(axis=0)
+    W[W <= rtol * colmax[None, :]] = 0.0
+    W[:, colmax <= rtol * max(float(colmax.max(initial=0.0)), 0.0)] = 0.0
     return W
 
 
