@@ -7,6 +7,8 @@ HiGHS's simplex (a vertex, accurate to ~1e-15); the bound is checked to hold for
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pathlib
 import sys
 import types
 
@@ -317,3 +319,16 @@ def test_restricted_lp_multipliers_bound_the_full_lp():
     assert sub.status == "optimal"
     assert sub.primal_obj <= opt + 1e-8
     assert lp.valid_upper_bound(sub.y) >= opt - 1e-12
+
+
+def test_scale_benchmark_linear_part_runs(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "bench_scale", pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.run_linear(sizes=(8,), large=(), highs_sizes=(8,), outdir=tmp_path)
+    assert (tmp_path / "scale_linear.json").exists()
+    paths = {r["path"] for r in out["rows"]}
+    assert paths == {"sparse CLARABEL", "cvxpy CLARABEL", "sparse HIGHS"}
+    assert all(r["optimal"] for r in out["rows"] if r["path"].startswith("sparse"))
