@@ -53,6 +53,8 @@ PLAN: dict[str, tuple[str, float, float]] = {
     # full numbers in the closing note / README (``python benchmarks/bench_designer.py``)
     "bench_designer": ("quick", 5.0, 5.0),
     "bench_scalable": ("quick", 20.0, 20.0),
+    # linear part: full (N = 100, 300 against cvxpy, HiGHS at 200, N = 1000) takes ~12 min on 2 cores
+    "bench_scale": ("quick", 3.0, 3.0),
 }
 
 

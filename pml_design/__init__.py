@@ -60,6 +60,7 @@ from .design import (
     ConcaveUtility,
     DesignResult,
     FrequencyEstimation,
+    LinearProgram,
     LinearUtility,
     MapAccuracy,
     MutualInformation,
@@ -69,6 +70,7 @@ from .design import (
     build_polytope,
     certify,
     design,
+    linear_design_lp,
 )
 from .estimation import (
     counts_distribution,
@@ -151,6 +153,7 @@ __all__ = [
     "HistogramGuarantee",
     "L1Ball",
     "LdpComparison",
+    "LinearProgram",
     "LinearUtility",
     "MapAccuracy",
     "Mechanism",
@@ -215,6 +218,7 @@ __all__ = [
     "leakage_capacity",
     "leakage_sensitivity",
     "leakage_tail",
+    "linear_design_lp",
     "lipschitz_constant",
     "load_adult",
     "load_mechanism",

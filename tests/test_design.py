@@ -202,7 +202,7 @@ def test_solver_failure_is_reported(monkeypatch):
 
     monkeypatch.setattr(cp.Problem, "solve", boom)
     with pytest.raises(SolverFailedError, match="status"):
-        design(p, 0.5, utility=LinearUtility(np.eye(2)))
+        design(p, 0.5, utility=LinearUtility(np.eye(2)), solver_options={"backend": "cvxpy"})
 
 
 def test_polytope_builder_usable_on_its_own():

@@ -14,10 +14,13 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_epsilon, check_probability_vector, fmt
+from .._validation import check_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
+from .backends import BACKENDS as LP_BACKENDS
+from .backends import LPSolution, register_backend
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
-from .polytope import FORMS, MechanismPolytope, build_polytope, default_form
+from .lp import LinearProgram, linear_design_lp, solve_linear_design, use_sparse_path
+from .polytope import FORMS, MechanismPolytope, build_polytope, check_form, default_form
 from .rays import (
     AUTO_EXACT_SIZE,
     AUTO_EXACT_SIZE_GENERIC,
@@ -54,6 +57,9 @@ __all__ = [
     "FrequencyEstimation",
     "DEFAULT_SOLVER",
     "DesignResult",
+    "LPSolution",
+    "LP_BACKENDS",
+    "LinearProgram",
     "LinearUtility",
     "MapAccuracy",
     "MechanismPolytope",
@@ -74,9 +80,11 @@ __all__ = [
     "hamming_gain",
     "in_cone",
     "l1_ball_rays",
+    "linear_design_lp",
     "RayEnumerationError",
     "rays_cdd",
     "ray_lp_upper_bound",
+    "register_backend",
     "solve_ray_lp",
     "tradeoff_curve",
 ]
@@ -111,14 +119,23 @@ def _scalable_opts(options: dict | None) -> dict:
 
 
 def _check_solver(solver: str | None) -> str | None:
+    """Upper-cased solver name: a cvxpy solver or an LP backend of the sparse linear path (:mod:`.backends`)."""
     if solver is None:
         return None
     if not isinstance(solver, str):
-        raise TypeError(f"solver must be a cvxpy solver name (str) or None, got {fmt(solver)}")
+        raise TypeError(f"solver must be a cvxpy solver name or LP backend name (str) or None, got {fmt(solver)}")
     name = solver.upper()
-    if name not in cp.installed_solvers():
-        raise ValueError(f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}")
+    if name not in cp.installed_solvers() and name not in LP_BACKENDS:
+        raise ValueError(
+            f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}; "
+            f"LP backends for linear utilities: {sorted(LP_BACKENDS)}"
+        )
     return name
+
+
+def _lp_only_solver(name: str | None) -> bool:
+    """An LP backend that cvxpy does not know (e.g. CUPDLPX, PDLP_CPU): linear utilities only."""
+    return name is not None and name not in cp.installed_solvers()
 
 
 def _solve(prob: cp.Problem, solver: str, options: dict) -> float:
@@ -260,16 +277,22 @@ def design(
         ones (extreme-ray LP, N ≤ :data:`MAX_EXACT_SIZE`); "auto" picks the applicable one.
     solver : str, optional
         A cvxpy solver name (e.g. "CLARABEL", "ECOS", "HIGHS"). Default: :data:`DEFAULT_SOLVER` for convex
-        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP.
+        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP. Linear utilities are
+        solved as a sparse LP without cvxpy (:func:`~pml_design.design.lp.solve_linear_design`) by the LP
+        backend "CLARABEL" (default), "HIGHS", "CUPDLPX" (GPU, extra ``pml-design[gpu]``; chosen automatically
+        from N = :data:`~pml_design.design.backends.GPU_AUTO_SIZE` when it imports and a CUDA device exists)
+        or "PDLP_CPU"; other cvxpy names (ECOS, SCS, ...) use the cvxpy model.
     prior : array_like, optional
         Distribution under which the utility is evaluated; defaults to the ball's center (the estimate P̂)
         or the given prior. Required for ``Simplex`` and multi-point ``FiniteSet``.
     n_outputs : int, optional
         Output alphabet size for concave utilities (default N).
     form : str, default "auto"
-        Polytope form for convex designs (see :func:`build_polytope`).
+        Polytope form for convex designs (see :func:`build_polytope`); "literal" uses the cvxpy model.
     solver_options : dict, optional
-        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600),
+        Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
+        ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit``,
+        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``: ``time_limit`` (seconds, default 600),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (show a tqdm bar
         with the current value and bound; silenced by ``PML_DESIGN_NO_PROGRESS=1``).
 
@@ -293,6 +316,11 @@ def design(
     solver_name = _check_solver(solver)
     if method not in ("auto", "exact", "convex", "scalable"):
         raise ValueError(f"method must be one of 'auto', 'exact', 'convex', 'scalable', got {method!r}")
+    check_form(form)
+    if n_outputs is not None:
+        n_outputs = check_positive_int(n_outputs, "n_outputs")
+    if _lp_only_solver(solver_name) and not (isinstance(util, LinearUtility) and method in ("auto", "convex")):
+        raise ValueError(f"solver {solver_name!r} is an LP backend for linear utilities (method 'convex'), not for {util.name!r}")
 
     info: dict = {}
     if isinstance(util, FrequencyEstimation):
@@ -323,6 +351,11 @@ def design(
             if util.gain.shape[0] != uset.size:
                 raise ValueError(f"gain has {util.gain.shape[0]} rows but the uncertainty set has {uset.size} symbols")
             m = util.gain.shape[1]
+            if n_outputs is not None and n_outputs != m:
+                raise ValueError(f"n_outputs={n_outputs} disagrees with the gain's {m} columns (the output alphabet)")
+            if use_sparse_path(solver_name, form, solver_options):
+                return solve_linear_design(uset, eps, util, p_util, solver=solver_name, form=form, options=solver_options)
+            solver_options = {k: v for k, v in (solver_options or {}).items() if k != "backend"}
         else:
             m = n_outputs if n_outputs is not None else (util.n_outputs or uset.size)  # type: ignore[union-attr]
         poly = build_polytope(uset, eps, n_outputs=m, form=form)

@@ -139,15 +139,18 @@ def certified_result(
     info: dict | None = None,
     drop_empty_columns: bool = True,
     gap_rtol: float = 1e-7,
+    cert: Certificate | None = None,
 ):
     """Certify a solver's matrix and wrap it in a :class:`~pml_design.design.result.DesignResult`.
 
     The utility is re-evaluated with numpy on the certified matrix; optimality is claimed only if the solver
     proved it (``solved_optimally``) and the certified utility is within ``gap_rtol`` (relative) of ``upper``.
+    ``cert``: a :func:`certify` result for ``raw`` computed by the caller (not recomputed).
     """
     from .result import DesignResult
 
-    cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
+    if cert is None:
+        cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
     value = util.value(cert.matrix, prior)  # type: ignore[attr-defined]
     tol = gap_rtol * max(1.0, abs(upper))
     return DesignResult(

@@ -38,7 +38,7 @@ import numpy as np
 from .._validation import check_epsilon, check_positive_int, fmt
 from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet, as_uncertainty_set
 
-__all__ = ["FORMS", "MechanismPolytope", "build_polytope", "default_form"]
+__all__ = ["FORMS", "MechanismPolytope", "build_polytope", "check_form", "default_form", "resolve_form"]
 
 FORMS = ("fixed", "compact", "dual", "finite", "ldp", "literal")
 
@@ -54,6 +54,40 @@ def default_form(uset: UncertaintySet) -> str:
     if isinstance(uset, Simplex):
         return "ldp"
     raise TypeError(f"no polytope form for uncertainty set {fmt(uset)}")
+
+
+def check_form(form: object) -> str:
+    """Validate a form name (``"auto"`` or one of :data:`FORMS`) without looking at a set."""
+    if not isinstance(form, str) or (form != "auto" and form not in FORMS):
+        raise ValueError(f"form must be 'auto' or one of {FORMS}, got {form!r}")
+    return form
+
+
+def resolve_form(uset: UncertaintySet, form: object) -> str:
+    """The form to build for ``uset``: ``"auto"`` → :func:`default_form`; else checked to apply to the set.
+
+    Raises
+    ------
+    ValueError
+        For an unknown form, or one that does not apply to the set (``"compact"``/``"literal"`` outside
+        Proposition 2's assumption ``β < 2 min P̂``, ``"finite"`` for a non-finite set, ...).
+    """
+    form = check_form(form)
+    if form == "auto":
+        return default_form(uset)
+    if form in ("compact", "literal", "dual"):
+        if not isinstance(uset, L1Ball):
+            raise ValueError(f"form {form!r} applies to an L1Ball, got {fmt(uset)}")
+        if form in ("compact", "literal") and not uset.in_interior_regime:
+            raise ValueError(
+                f"form {form!r} (Proposition 2) requires radius < 2 min(center) = {2 * uset.center.min()!r}, "
+                f"got radius {uset.radius!r}; use form='dual' (exact for any radius)"
+            )
+    elif form == "finite" and not isinstance(uset, FiniteSet):
+        raise ValueError(f"form 'finite' applies to a FiniteSet, got {fmt(uset)}")
+    elif form == "fixed":
+        _center(uset)
+    return form
 
 
 def _center(uset: UncertaintySet) -> np.ndarray:
@@ -152,24 +186,12 @@ def build_polytope(
     eps = check_epsilon(epsilon)
     n = uset.size
     m = n if n_outputs is None else check_positive_int(n_outputs, "n_outputs")
-    if form == "auto":
-        form = default_form(uset)
-    if form not in FORMS:
-        raise ValueError(f"form must be 'auto' or one of {FORMS}, got {form!r}")
+    form = resolve_form(uset, form)
 
     P = cp.Variable((n, m), nonneg=True, name="P")
     inv = cp.Parameter(nonneg=True, value=float(np.exp(-eps)), name="inv_exp_eps")
     cons: list = [cp.sum(P, axis=1) == 1]
     aux: dict = {}
-
-    if form in ("compact", "literal", "dual"):
-        if not isinstance(uset, L1Ball):
-            raise ValueError(f"form {form!r} applies to an L1Ball, got {fmt(uset)}")
-        if form in ("compact", "literal") and not uset.in_interior_regime:
-            raise ValueError(
-                f"form {form!r} (Proposition 2) requires radius < 2 min(center) = {2 * uset.center.min()!r}, "
-                f"got radius {uset.radius!r}; use form='dual' (exact for any radius)"
-            )
 
     if form == "literal":
         beta = uset.radius
@@ -207,8 +229,6 @@ def build_polytope(
         ]
         aux.update(s=s, q=q, eta=eta, zeta=zeta)
     elif form == "finite":
-        if not isinstance(uset, FiniteSet):
-            raise ValueError(f"form 'finite' applies to a FiniteSet, got {fmt(uset)}")
         k = uset.distributions.shape[0]
         Q = cp.Variable((k, m), name="Q")
         cons += [Q == uset.distributions @ P, np.ones((k, 1)) @ cp.reshape(inv * t, (1, m), order="C") <= Q]

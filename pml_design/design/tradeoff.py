@@ -56,13 +56,13 @@ def tradeoff_curve(
     list of DesignResult
         One per ε, in the given order.
     """
-    from . import DEFAULT_SOLVER, _check_solver, _utility_prior, design
+    from . import DEFAULT_SOLVER, _check_solver, _lp_only_solver, _utility_prior, design
 
     uset = as_uncertainty_set(uncertainty)
     eps_arr = check_finite_array(epsilons, "epsilons", ndim=1)
     eps_list = [check_epsilon(e, "epsilons") for e in eps_arr]
     util = as_utility(utility)
-    if util.kind in ("subconvex", "estimation") or not reuse or method == "scalable":
+    if util.kind in ("subconvex", "estimation") or not reuse or method == "scalable" or _lp_only_solver(_check_solver(solver)):
         return [design(uset, e, utility=util, solver=solver, prior=prior, method=method) for e in eps_list]
     p_util = _utility_prior(uset, prior)
     used_solver = _check_solver(solver) or DEFAULT_SOLVER
