@@ -52,8 +52,8 @@ def render(text: str) -> str:
         if not path.exists():
             continue
         body = fn(json.loads(path.read_text()))
-        pat = re.compile(rf"(<!-- BEGIN generated:{re.escape(name)} -->\n).*?(\n<!-- END generated:{re.escape(name)} -->)", re.S)
-        text = pat.sub(lambda m: m.group(1) + body + m.group(2), text)
+        pat = re.compile(rf"(<!-- BEGIN generated:{re.escape(name)} -->\n)(?:.*?\n)?(<!-- END generated:{re.escape(name)} -->)", re.S)
+        text = pat.sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
     return text
 
 

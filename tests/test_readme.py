@@ -48,3 +48,15 @@ def test_readme_deploy_section_runs_as_printed(capsys, tmp_path, monkeypatch):
     assert table in out  # the printed estimate is the one the commands give
     exec(compile(python, "README.md", "exec"), {})
     assert "desktop" in capsys.readouterr().out
+
+
+def test_readme_tables_match_committed_benchmark_json():
+    # the measured tables are rendered from benchmarks/results/*.json, never typed by hand
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.render_readme import render
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- BEGIN generated:estimation -->" in text
+    assert render(text) == text, "run: python -m benchmarks.render_readme"
