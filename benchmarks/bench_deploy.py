@@ -96,11 +96,11 @@ def baseline_rss() -> float:
 
 
 def make_mechanism(folder: pathlib.Path) -> pathlib.Path:
-    import pml_design as pd
+    import pml_design as pml
 
     rng = np.random.default_rng(1)
     sample = np.asarray(CATEGORIES, dtype=object)[rng.choice(8, 10_000, p=PROBS)]
-    est = pd.design_from_samples(sample, epsilon=1.0, delta=1e-6, utility="map_accuracy")
+    est = pml.design_from_samples(sample, epsilon=1.0, delta=1e-6, utility="map_accuracy")
     return est.save(folder / "mech.json")
 
 
@@ -135,7 +135,7 @@ def _rss_mib() -> float:
 
 def rss_trace(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
     """Resident memory batch by batch while privatizing ``rows`` rows in this process: flat = no growth."""
-    import pml_design as pd
+    import pml_design as pml
     from pml_design.streaming import TableSource, privatize_table
 
     data = folder / "trace.csv"
@@ -150,7 +150,7 @@ def rss_trace(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
             yield batch
 
     source.batches = traced  # type: ignore[method-assign]
-    privatize_table(source, "city", pd.load_mechanism(mech), folder / "trace_out.csv", np.random.default_rng(0))
+    privatize_table(source, "city", pml.load_mechanism(mech), folder / "trace_out.csv", np.random.default_rng(0))
     q = max(len(trace) // 4, 1)
     return {"rows": rows, "batches": len(trace), "rss_first_quarter_max_MiB": max(trace[:q]),
             "rss_last_quarter_max_MiB": max(trace[-q:]), "rss_growth_MiB": max(trace[-q:]) - max(trace[:q])}
@@ -159,14 +159,14 @@ def rss_trace(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
 def dataframe_row(mech: pathlib.Path, rows: int) -> dict:
     import pandas
 
-    import pml_design as pd
+    import pml_design as pml
 
     rng = np.random.default_rng(2)
     df = pandas.DataFrame({"id": np.arange(rows),
                            "city": np.asarray(CATEGORIES, dtype=object)[rng.choice(8, rows, p=PROBS)]})
-    m = pd.load_mechanism(mech)
+    m = pml.load_mechanism(mech)
     t0 = time.perf_counter()
-    pd.privatize_dataframe(df, "city", m, rng=0)
+    pml.privatize_dataframe(df, "city", m, rng=0)
     dt = time.perf_counter() - t0
     return {"rows": rows, "privatize_dataframe_rows_per_s": rows / dt, "seconds": dt}
 

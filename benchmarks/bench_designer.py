@@ -19,16 +19,16 @@ import time
 import cvxpy as cp
 import numpy as np
 
-import pml_design as pd
+import pml_design as pml
 from pml_design.design import build_polytope, design, distortion_gain
 
 OBJECTIVES = {"truth": np.eye, "distortion": distortion_gain}
 
 
-def _instance(n: int, seed: int = 0) -> pd.L1Ball:
+def _instance(n: int, seed: int = 0) -> pml.L1Ball:
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(n) * 5)
-    return pd.L1Ball(p, 0.5 * p.min())
+    return pml.L1Ball(p, 0.5 * p.min())
 
 
 def time_linear(n: int, form: str, objective: str, solver: str = "CLARABEL", eps: float = 1.0) -> dict:
@@ -47,7 +47,7 @@ def time_linear(n: int, form: str, objective: str, solver: str = "CLARABEL", eps
     compile_time = prob.compilation_time or 0.0
     modelling = t_build + compile_time
     total = t_build + t_total_solve
-    cap = pd.leakage_capacity(np.clip(poly.P.value, 0, None) / np.clip(poly.P.value, 0, None).sum(1, keepdims=True), ball)
+    cap = pml.leakage_capacity(np.clip(poly.P.value, 0, None) / np.clip(poly.P.value, 0, None).sum(1, keepdims=True), ball)
     return {
         "n": n,
         "form": form,

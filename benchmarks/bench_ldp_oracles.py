@@ -20,9 +20,9 @@ import timeit
 
 import numpy as np
 
-import pml_design as pd
+import pml_design as pml
 
-ORACLES = {"GRR": pd.grr, "OUE": pd.oue, "OLH": pd.olh, "SS": pd.subset_selection}
+ORACLES = {"GRR": pml.grr, "OUE": pml.oue, "OLH": pml.olh, "SS": pml.subset_selection}
 
 
 def _median_time(fn, repeats: int) -> float:

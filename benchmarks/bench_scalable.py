@@ -18,13 +18,13 @@ import time
 
 import numpy as np
 
-import pml_design as pd
+import pml_design as pml
 from pml_design.design import LinearUtility, distortion_gain, tradeoff_curve
 
 
-def _ball(n: int, seed: int) -> pd.L1Ball:
+def _ball(n: int, seed: int) -> pml.L1Ball:
     p = np.random.default_rng(seed).dirichlet(np.ones(n) * 3)
-    return pd.L1Ball(p, 0.5 * p.min())
+    return pml.L1Ball(p, 0.5 * p.min())
 
 
 def quality(sizes, seeds) -> list[dict]:
@@ -32,9 +32,9 @@ def quality(sizes, seeds) -> list[dict]:
     for n in sizes:
         for s in seeds:
             ball = _ball(n, 1000 * n + s)
-            ex = pd.design(ball, 1.0, method="exact")
+            ex = pml.design(ball, 1.0, method="exact")
             t0 = time.perf_counter()
-            sc = pd.design(ball, 1.0, method="scalable", solver_options={"time_limit": 60})
+            sc = pml.design(ball, 1.0, method="scalable", solver_options={"time_limit": 60})
             rows.append(
                 {
                     "n": n,
@@ -54,7 +54,7 @@ def scale(sizes, time_limit: float) -> list[dict]:
     for n in sizes:
         ball = _ball(n, n)
         t0 = time.perf_counter()
-        res = pd.design(ball, 1.0, method="scalable", solver_options={"time_limit": time_limit})
+        res = pml.design(ball, 1.0, method="scalable", solver_options={"time_limit": time_limit})
         rows.append(
             {
                 "n": n,
@@ -92,7 +92,7 @@ def eps_sweep(n: int, k: int) -> dict:
 
 def throughput(n: int, records: int, loop_records: int) -> dict:
     rng = np.random.default_rng(0)
-    mech = pd.randomized_response(n, 1.0)
+    mech = pml.randomized_response(n, 1.0)
     x = rng.integers(0, n, size=records)
     t0 = time.perf_counter()
     mech.privatize(x, rng=1)

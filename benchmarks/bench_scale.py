@@ -28,16 +28,16 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/bench_scale.py` uses this checkout's pml_design
     sys.path.insert(0, str(ROOT))
 
-import pml_design as pd  # noqa: E402
+import pml_design as pml  # noqa: E402
 from pml_design.design import LinearUtility, build_polytope, design, distortion_gain  # noqa: E402
 
 OBJECTIVES = {"truth": np.eye, "distortion": distortion_gain}
 
 
-def _instance(n: int, seed: int = 0) -> pd.L1Ball:
+def _instance(n: int, seed: int = 0) -> pml.L1Ball:
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(n) * 5)
-    return pd.L1Ball(p, 0.5 * p.min())
+    return pml.L1Ball(p, 0.5 * p.min())
 
 
 def time_sparse(n: int, objective: str, solver: str | None = None, eps: float = 1.0) -> dict:
