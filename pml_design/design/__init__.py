@@ -28,7 +28,7 @@ from .rays import (
     l1_ball_rays,
     rays_cdd,
 )
-from .result import DesignResult, SolverFailedError
+from .result import DesignResult, PMLDesignWarning, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
     ConcaveUtility,
@@ -56,6 +56,7 @@ __all__ = [
     "MapAccuracy",
     "MechanismPolytope",
     "MutualInformation",
+    "PMLDesignWarning",
     "SolverFailedError",
     "SubConvexUtility",
     "TotalVariationInformation",
@@ -267,9 +268,12 @@ def design(
     form : str, default "auto"
         Polytope form for convex designs (see :func:`build_polytope`).
     solver_options : dict, optional
-        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"``: ``time_limit`` (seconds, default 600),
-        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (show a tqdm bar
-        with the current value and bound; silenced by ``PML_DESIGN_NO_PROGRESS=1``).
+        Passed to ``cvxpy.Problem.solve``; for ``method="scalable"`` (also chosen by "auto" for large alphabets):
+        ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
+        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
+        the current value, bound and gap; default: shown when stderr is a terminal; silenced by
+        ``PML_DESIGN_NO_PROGRESS=1``). The exact method ignores ``time_limit`` and ``progress`` (it finishes in
+        seconds where "auto" picks it).
 
     Returns
     -------
@@ -283,6 +287,12 @@ def design(
         Bad arguments (naming them); a utility of the wrong kind for ``method``.
     SolverFailedError
         The solver failed or returned a non-optimal status (never a half-solved matrix).
+
+    Warns
+    -----
+    PMLDesignWarning
+        When the scalable method stops (time limit) with a relative gap above 1 % (the message says how to
+        reduce it); the mechanism is certified all the same.
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_epsilon(epsilon)
