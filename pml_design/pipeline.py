@@ -70,6 +70,7 @@ def design_from_samples(
     method: str = "auto",
     solver: str | None = None,
     allow_zero: bool = False,
+    solver_options: dict | None = None,
 ) -> EstimatedDesign:
     """Samples (or counts) + target (ε, δ) → P̂, β*(δ), the designed mechanism, and its (ε, δ)-PML statement.
 
@@ -91,6 +92,9 @@ def design_from_samples(
         As in :func:`pml_design.design`.
     allow_zero : bool, default False
         Allow symbols with zero count (see :func:`pml_design.empirical_distribution`).
+    solver_options : dict, optional
+        As in :func:`pml_design.design`, e.g. ``{"time_limit": 30, "progress": False}`` for the column-generation
+        method (used for large alphabets and rare categories).
 
     Raises
     ------
@@ -120,7 +124,7 @@ def design_from_samples(
             f"out no distribution (the design would be LDP); need m >= {need_any} for any information and about "
             f"m >= {need_interior} for radius < 2 min(p_hat)"
         )
-    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver)
+    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, solver_options=solver_options)
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)
 
 

@@ -788,6 +788,9 @@ def ball_column_generation(
     if spec is None and not is_map:
         raise ValueError(f"no exact pricing for utility {util.name!r} outside Proposition 2")
     rows_map = np.argsort(-p, kind="stable")[: n if n <= 60 else 30] if is_map else None
+    # MAP accuracy is a maximum of linear column values; with full support and every row priced, the prefix pairs
+    # are exact (rearrangement argument, docs/design.md §5), so no branch and bound is needed
+    linear_exact = bool(is_map and rows_map.size == n and np.all(p > 0))
     master = _Master(n)
     start = [np.ones((1, n))] + [np.atleast_2d(c) for c in (seed_columns or []) if np.size(c)]
     C0 = np.unique(np.round(np.vstack(start), 14), axis=0)
@@ -812,20 +815,25 @@ def ball_column_generation(
         _progress_update(bar, value, upper)
         thresh = rtol * max(1.0, abs(value))
         prs = pricers(lam)
-        cand = []
+        cand, pool_max = [], [-np.inf]
         for pr in prs:
             vals, i, j = pr.prefix_pool()
             if vals.size:
+                pool_max.append(float(vals.max()))
                 top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
                 top = top[vals[top] > thresh]
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
         ub_rc = np.inf
+        if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
+            ub_rc = max(pool_max)
         if cand:
             cand.sort(key=lambda t: -t[0])
             cand = cand[:MAX_NEW_COLUMNS]
             best_rc = float(cand[0][0])
+        elif linear_exact:
+            best_rc = ub_rc
         else:  # the heuristic found nothing: prove (or find an improving pair) by branch and bound
             best_rc, ub_rc = -np.inf, -np.inf
             for pr in prs:
@@ -863,7 +871,9 @@ def ball_column_generation(
             ub_rc = max(ub_rc, ub)
         upper = float(lam.sum() + max(ub_rc, 0.0))
     R = np.array(master.cols)
-    used = theta > 1e-13
+    # drop columns so light that clipping their entries (certify zeroes entries < 1e-13) would change their
+    # shape: a column's leakage does not depend on its weight
+    used = theta * R.max(axis=1) > 1e-10
     return {
         "matrix": (R[used] * theta[used, None]).T,
         "value": value,
