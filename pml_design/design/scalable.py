@@ -836,12 +836,17 @@ def ball_column_generation(
             best_rc = ub_rc
         else:  # the heuristic found nothing: prove (or find an improving pair) by branch and bound
             best_rc, ub_rc = -np.inf, -np.inf
+            budget = max_nodes
             for pr in prs:
                 found: list = []
-                bv, _, ub, nodes = pr.branch_and_bound(
-                    incumbent=thresh, stop_above=10 * thresh, max_nodes=max_nodes, deadline=deadline, collect=found
-                )
-                nodes_total += nodes
+                while True:  # node limit reached with time left and nothing found: search again, 4x deeper
+                    bv, _, ub, nodes = pr.branch_and_bound(
+                        incumbent=thresh, stop_above=10 * thresh, max_nodes=budget, deadline=deadline, collect=found
+                    )
+                    nodes_total += nodes
+                    if found or ub <= thresh or nodes < budget or time.perf_counter() > deadline:
+                        break
+                    budget *= 4
                 best_rc, ub_rc = max(best_rc, bv), max(ub_rc, ub)
                 cand.extend(found)
                 if len(cand) >= MAX_NEW_COLUMNS or time.perf_counter() > deadline:
@@ -926,6 +931,23 @@ def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time
     return seeds
 
 
+def _a_priori_bound(util: Utility, eps: float, prior: np.ndarray, uset: UncertaintySet) -> float:
+    """A bound every mechanism of ``M(ε, 𝒫)`` obeys: ``I(X; Y) ≤ min(ε, H(P))`` for mutual information, else ``inf``.
+
+    If the utility prior P lies in 𝒫, ``I(X; Y) = E[log P(y|x)/P(y)] ≤ max_y ℓ(X → y) ≤ ε`` (Definition 5 under P),
+    and always ``I(X; Y) ≤ H(X)``.
+    """
+    if not isinstance(util, MutualInformation):
+        return np.inf
+    inside = isinstance(uset, Simplex) or (
+        isinstance(uset, L1Ball) and float(np.abs(prior - uset.center).sum()) <= uset.radius + 1e-12
+    )
+    if not inside:
+        return np.inf
+    q = prior[prior > 0]
+    return float(min(eps, -(q * np.log(q)).sum()))
+
+
 def _warn_gap(res: DesignResult, time_limit: float) -> None:
     """Emit a :class:`PMLDesignWarning` when the relative gap left is above :data:`WARN_GAP`."""
     rel = res.gap / max(abs(res.upper_bound), 1e-300) if res.gap > 0 else 0.0
@@ -1000,12 +1022,13 @@ def design_scalable(
             from ..mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
 
             seeds = [("randomized_response", randomized_response_for_pml(uset, eps).matrix)]
+    upper = min(float(out["upper_bound"]), _a_priori_bound(util, eps, prior, uset))
     kw = dict(
         method="scalable", solver="HIGHS (column generation)", drop_empty_columns=not isinstance(util, LinearUtility),
         gap_rtol=PROOF_RTOL,
     )
     res = certified_result(
-        out["matrix"], uset, eps, util, prior, upper=float(out["upper_bound"]), solved_optimally=bool(out["proven"]),
+        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=bool(out["proven"]),
         status="optimal" if out["proven"] else "bounded", solve_time=out["time"],
         info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info, **kw,
     )
