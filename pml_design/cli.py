@@ -343,6 +343,12 @@ def _demo_plot(path: str, cats: list[str], truth: np.ndarray, estimates: dict, r
 # ---------------------------------------------------------------------------------------------------------
 # design
 # ---------------------------------------------------------------------------------------------------------
+def _solver_options(args: argparse.Namespace) -> dict | None:
+    """``solver_options`` of the column-generation method from ``--time-limit`` and ``--progress/--no-progress``."""
+    opts = {k: v for k, v in (("time_limit", args.time_limit), ("progress", args.progress)) if v is not None}
+    return opts or None
+
+
 def _run_design(args: argparse.Namespace) -> int:
     import pml_design as pd  # noqa: PLC0415
 
@@ -365,13 +371,14 @@ def _run_design(args: argparse.Namespace) -> int:
     if args.delta is not None:
         est = pd.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
                                      categories=labels, utility=args.utility, method=args.method,
-                                     solver=args.solver, allow_zero=args.allow_zero)
+                                     solver=args.solver, allow_zero=args.allow_zero,
+                                     solver_options=_solver_options(args))
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
     else:
         p_hat = pd.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pd.design(pd.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
-                        solver=args.solver).with_labels(labels)
+                        solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
                      f"the estimate from m={m} samples")
@@ -851,6 +858,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exact extreme-ray LP (N <= 16) or column generation")
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
     p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="SECONDS",
+                   help="wall-clock limit of the column-generation method (default 60); a warning names the gap left")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar with value, bound and gap on stderr (default: when stderr is a terminal)")
     p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
     p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
                    "PREFIX.csv")

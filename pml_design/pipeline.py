@@ -147,6 +147,7 @@ def design_from_samples(
     method: str = "auto",
     solver: str | None = None,
     allow_zero: bool = False,
+    solver_options: dict | None = None,
 ) -> EstimatedDesign:
     """Samples (or counts) + target (ε, δ) → P̂, β*(δ), the designed mechanism, and its (ε, δ)-PML statement.
 
@@ -176,6 +177,9 @@ def design_from_samples(
         is evaluated at the add-½ smoothed estimate ``(counts + ½)/(m + N/2)`` (the ball stays centred at P̂).
     allow_zero : bool, default False
         Allow symbols with zero count (see :func:`pml_design.empirical_distribution`).
+    solver_options : dict, optional
+        As in :func:`pml_design.design`, e.g. ``{"time_limit": 30, "progress": False}`` for the column-generation
+        method (used for large alphabets and rare categories).
 
     Returns
     -------
@@ -237,7 +241,8 @@ def design_from_samples(
     if _is_frequency_estimation(utility) and np.any(p_hat <= 0):
         # the estimation error is evaluated at a positive distribution: add-1/2 (Krichevsky-Trofimov) smoothing
         prior = (p_hat * m + 0.5) / (m + n / 2.0)
-    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior)
+    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior,
+                 solver_options=solver_options)
     extra = {"utility_prior": "add-1/2 smoothed p_hat"} if prior is not None else {}
     res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, **extra})
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)

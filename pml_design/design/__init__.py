@@ -31,7 +31,7 @@ from .rays import (
     l1_ball_rays,
     rays_cdd,
 )
-from .result import DesignResult, SolverFailedError
+from .result import DesignResult, PMLDesignWarning, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
     ConcaveUtility,
@@ -64,6 +64,7 @@ __all__ = [
     "MapAccuracy",
     "MechanismPolytope",
     "MutualInformation",
+    "PMLDesignWarning",
     "SolverFailedError",
     "SubConvexUtility",
     "TotalVariationInformation",
@@ -292,9 +293,13 @@ def design(
     solver_options : dict, optional
         Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
         ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit``,
-        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``: ``time_limit`` (seconds, default 600),
-        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (show a tqdm bar
-        with the current value and bound; silenced by ``PML_DESIGN_NO_PROGRESS=1``).
+        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``
+        (also chosen by "auto" for large alphabets) and ``utility="frequency_estimation"``:
+        ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
+        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
+        the current value, bound and gap; default: shown when stderr is a terminal; silenced by
+        ``PML_DESIGN_NO_PROGRESS=1``). The exact method ignores ``time_limit`` and ``progress`` (it finishes in
+        seconds where "auto" picks it).
 
     Returns
     -------
@@ -308,6 +313,12 @@ def design(
         Bad arguments (naming them); a utility of the wrong kind for ``method``.
     SolverFailedError
         The solver failed or returned a non-optimal status (never a half-solved matrix).
+
+    Warns
+    -----
+    PMLDesignWarning
+        When the scalable method stops (time limit) with a relative gap above 1 % (the message says how to
+        reduce it); the mechanism is certified all the same.
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_epsilon(epsilon)
@@ -328,14 +339,16 @@ def design(
             raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
         from .estimation_design import design_frequency_estimation  # noqa: PLC0415
 
+        from .scalable import DEFAULT_TIME_LIMIT, _check_time_limit  # noqa: PLC0415
+
         opts = _scalable_opts(solver_options)
         return design_frequency_estimation(
             uset,
             eps,
             util,
             util.check_prior(p_util),
-            time_limit=float(opts.get("time_limit", 60.0)),
-            progress=bool(opts.get("progress", False)),
+            time_limit=_check_time_limit(opts.get("time_limit", DEFAULT_TIME_LIMIT)),
+            progress=opts.get("progress"),
         )
     if util.kind in ("linear", "concave"):
         if method == "exact":

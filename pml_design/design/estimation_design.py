@@ -199,7 +199,7 @@ def design_frequency_estimation(
     prior: np.ndarray,
     *,
     time_limit: float = 60.0,
-    progress: bool = False,
+    progress: bool | None = None,
     max_iter: int = 200,
     rng: object = None,
 ) -> DesignResult:
@@ -219,8 +219,8 @@ def design_frequency_estimation(
         The distribution the error is evaluated at (every entry > 0).
     time_limit : float, default 60
         Seconds; checked inside the master and between pricing rounds.
-    progress : bool, default False
-        Show a progress bar (value, bound, gap).
+    progress : bool, optional
+        Show a progress bar (value, bound, gap); default: when stderr is a terminal.
     max_iter : int, default 200
         Column-generation rounds.
     rng : numpy.random.Generator, int or None
@@ -241,6 +241,10 @@ def design_frequency_estimation(
             "utility 'frequency_estimation' needs epsilon > 0: at epsilon = 0 every PML mechanism has identical rows "
             "and no distribution can be estimated"
         )
+    import sys  # noqa: PLC0415
+
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     gen = as_generator(0 if rng is None else rng)
@@ -309,6 +313,19 @@ def design_frequency_estimation(
     value = util.value(cert.matrix, prior)
     lower_val = (lower if d_opt else lower - sq) if np.isfinite(lower) else -np.inf
     optimal = bool(proven and np.isfinite(value) and value - lower_val <= 10 * PROOF_RTOL * max(1.0, abs(value)))
+    if np.isfinite(lower_val) and value - lower_val > 0.01 * max(abs(value), 1e-300):
+        import warnings  # noqa: PLC0415
+
+        from .result import PMLDesignWarning  # noqa: PLC0415
+
+        warnings.warn(
+            PMLDesignWarning(
+                f"the frequency-estimation design is within {(value - lower_val) / value:.2%} of optimal (error "
+                f"{value:.6g}, lower bound {lower_val:.6g}) after the time limit of {time_limit:g} s; raise "
+                "solver_options={'time_limit': ...} to reduce the gap"
+            ),
+            stacklevel=3,
+        )
     return DesignResult(
         matrix=cert.matrix,
         utility=value,

@@ -10,7 +10,15 @@ import numpy as np
 from ..mechanisms.mechanism import Mechanism
 from ..uncertainty import UncertaintySet
 
-__all__ = ["DesignResult", "SolverFailedError"]
+__all__ = ["DesignResult", "PMLDesignWarning", "SolverFailedError"]
+
+
+class PMLDesignWarning(UserWarning):
+    """A design returned with a relative gap above 1 % between its utility and its upper bound.
+
+    The mechanism is certified (its privacy guarantee holds); only its optimality is not established. The
+    message names the gap and how to reduce it (a longer ``solver_options["time_limit"]``).
+    """
 
 
 class SolverFailedError(RuntimeError):

@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
 from .certify import certified_result
-from .result import DesignResult, SolverFailedError
+from .result import DesignResult, PMLDesignWarning, SolverFailedError
 from .utilities import (
     ChiSquareInformation,
     LinearUtility,
@@ -48,9 +50,20 @@ from .utilities import (
     Utility,
 )
 
-__all__ = ["SliceStructure", "column_generation", "design_scalable", "slice_structure"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "SliceStructure",
+    "ball_column_generation",
+    "column_generation",
+    "design_scalable",
+    "slice_structure",
+]
 
 WIDTH_MIN = 1e-2
+#: Default wall-clock limit (seconds) of ``method="scalable"`` (``solver_options={"time_limit": ...}``).
+DEFAULT_TIME_LIMIT: float = 60.0
+#: Relative gap above which a :class:`PMLDesignWarning` is emitted.
+WARN_GAP: float = 0.01
 #: Relative gap at which column generation counts as proven optimal.
 PROOF_RTOL = 1e-6
 #: Columns added per column-generation iteration from the heuristic pool.
@@ -352,12 +365,14 @@ def separable_pricing(
     incumbent: float = -np.inf,
     stop_above: float = np.inf,
     collect: list | None = None,
+    deadline: float = np.inf,
 ) -> tuple[float, np.ndarray | None, float, int]:
     """Branch and bound for ``max_{c∈K1} Σ φ_x(c_x) + const − λ·c`` (a separable convex maximisation).
 
     With a finite ``stop_above`` the search returns as soon as a feasible value exceeds it (column generation
     only needs an improving column); the returned upper bound is then ``inf``. ``collect`` (a list) receives
-    every feasible vertex found whose value exceeds ``incumbent``, as ``(value, ray)`` pairs.
+    every feasible vertex found whose value exceeds ``incumbent``, as ``(value, ray)`` pairs. The search also
+    stops (keeping the open nodes' bounds) when ``time.perf_counter()`` passes ``deadline``.
 
     Nodes are (S-interval, per-coordinate interval) boxes containing every feasible point of their region;
     their bound replaces each term by its chord on the interval (a concave overestimator of a convex function)
@@ -450,6 +465,8 @@ def separable_pricing(
     else:
         push_coordinate_node(st.s_lo, st.s_hi, np.full(n, st.s_lo), np.full(n, float(st.top(st.s_hi))))
     while heap and nodes < max_nodes:
+        if nodes & 63 == 0 and time.perf_counter() > deadline:
+            break
         if best_v > stop_above:
             return best_v, best_c, np.inf, nodes
         negub, _, kind, s_lo, s_hi, lo, hi, c_rel = heapq.heappop(heap)
@@ -571,6 +588,13 @@ class _Master:
         return float(self.h.getInfo().objective_function_value), np.asarray(sol.row_dual), np.asarray(sol.col_value)
 
 
+def _progress_update(bar, value: float, upper: float) -> None:
+    """One iteration on a column-generation progress bar: value, bound and relative gap."""
+    bar.update(1)
+    gap = (upper - value) / max(abs(upper), 1e-300) if np.isfinite(upper) else np.inf
+    bar.set_postfix(value=f"{value:.6g}", bound=f"{upper:.6g}", gap=f"{gap:.2e}", refresh=False)
+
+
 def column_generation(
     uset: UncertaintySet,
     epsilon: float,
@@ -578,7 +602,7 @@ def column_generation(
     prior: np.ndarray,
     *,
     max_iter: int = 5000,
-    time_limit: float = 600.0,
+    time_limit: float = 60.0,
     rtol: float = PROOF_RTOL,
     max_nodes: int = 20000,
     rng: np.random.Generator | None = None,
@@ -589,6 +613,7 @@ def column_generation(
     n = st.nu.shape[0]
     rng = rng or np.random.default_rng(0)
     t0 = time.perf_counter()
+    deadline = t0 + time_limit
     master = _Master(n)
     linear = isinstance(util, LinearUtility)
     W8 = util.weights(prior).T if linear else None  # (M, N): weights of each output
@@ -611,11 +636,10 @@ def column_generation(
     nodes_total = 0
     from ..progress import progress_bar  # noqa: PLC0415
 
-    bar = progress_bar(total=max_iter, desc="column generation", enabled=progress)
+    bar = progress_bar(desc="column generation", enabled=progress)
     for it in range(1, max_iter + 1):
         value, lam, theta = master.solve()
-        bar.update(1)
-        bar.set_postfix(value=f"{value:.6g}", bound=f"{upper:.6g}", refresh=False)
+        _progress_update(bar, value, upper)
         if linear:
             A = W8 - lam[None, :]
             rc, C = linear_pricing(A, st)
@@ -648,7 +672,7 @@ def column_generation(
                 found: list = []
                 bb_v, bb_c, ub_rc, nodes = separable_pricing(
                     phi, const, lam, st, max_nodes=max_nodes, rtol=1e-12, incumbent=max(best_rc, thresh),
-                    stop_above=10 * thresh, collect=found,
+                    stop_above=10 * thresh, collect=found, deadline=deadline,
                 )
                 nodes_total += nodes
                 if bb_v > best_rc:
@@ -670,13 +694,17 @@ def column_generation(
             break
         if best_rc <= rtol * max(1.0, abs(value)):
             break  # no improving column found (heuristic pricing: no proof)
-        if time.perf_counter() - t0 > time_limit:
+        if time.perf_counter() > deadline:
             break
     bar.close()
     value, lam, theta = master.solve()
     if not proven and sep is not None and not np.isfinite(upper):
         # stopped by the time/iteration limit while columns were still improving: bound the final pricing
-        _, _, ub_rc, nodes = separable_pricing(sep[0], sep[1], lam, st, max_nodes=max_nodes, rtol=1e-12)
+        # (within a small extra budget; the open nodes' bounds keep it valid)
+        _, _, ub_rc, nodes = separable_pricing(
+            sep[0], sep[1], lam, st, max_nodes=max_nodes, rtol=1e-12,
+            deadline=time.perf_counter() + min(1.0, 0.05 * time_limit),
+        )
         nodes_total += nodes
         upper = float(lam.sum() + max(ub_rc, 0.0))
     R = np.array(master.cols)
@@ -702,6 +730,238 @@ def column_generation(
     }
 
 
+def _mix_into_cone(C: np.ndarray, ball: L1Ball, epsilon: float) -> np.ndarray:
+    """Columns (rows of C, ``P̂·c = 1``) mixed with the constant column just enough to lie in ``K(ε, ball)``.
+
+    ``(1 − t) c + t 1`` has maximum ``(1 − t)T + t`` and worst-case mass ``(1 − t)F + t`` (``F = min_Q Q·c``), so
+    ``t = (T − e^ε F)/(T − e^ε F + e^ε − 1)`` (0 when already inside) is the smallest admissible weight.
+    """
+    e = math.exp(epsilon)
+    T = C.max(axis=1)
+    F = ball.min_output_probability(C.T)
+    excess = T - e * F
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(excess > 0, excess / (excess + e - 1.0), 0.0) if e > 1 else np.where(excess > 0, 1.0, 0.0)
+    t = np.clip(np.nan_to_num(t, nan=1.0) * (1 + 1e-9), 0.0, 1.0)
+    return (1.0 - t)[:, None] * C + t[:, None]
+
+
+def _normalised_columns(W: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Columns of a mechanism (rows of the result) scaled to ``P̂·c = 1`` (columns of zero P̂-mass dropped)."""
+    C = np.asarray(W, dtype=float).T
+    s = C @ p
+    return C[s > 1e-300] / s[s > 1e-300, None]
+
+
+def ball_column_generation(
+    ball: L1Ball,
+    epsilon: float,
+    util: Utility,
+    prior: np.ndarray,
+    *,
+    deadline: float,
+    time_limit: float,
+    max_nodes: int = 20000,
+    rtol: float = PROOF_RTOL,
+    progress: bool = False,
+    seed_columns: list | None = None,
+    max_iter: int = 100000,
+) -> dict:
+    """Column generation over the exact cone of ``M(ε, B_β(P̂))`` for any radius (nested-pair pricing).
+
+    Implements: [15, Theorem 6]'s ray LP by column generation with the exact pricing of
+    :mod:`.ball_pricing` (prefix pairs, then branch and bound over the labels U / V∖U / out), for mutual
+    information, χ², total variation (``mass_phi``) and MAP accuracy (one linear pricing per row). Every
+    iteration's Lagrangian bound ``1ᵀλ + max_r (μ(r) − λ·r)`` is valid when the pricing bound is (the B&B
+    keeps the bounds of unexplored nodes at its node limit or deadline); when no iteration produced one, the
+    root bound of the final duals is used. ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
+    """
+    from .ball_pricing import BallCone, PairPricer, mass_phi  # noqa: PLC0415
+    from ..progress import progress_bar  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    p = ball.center
+    n = p.shape[0]
+    cone = BallCone(p, ball.radius, epsilon)
+    spec = mass_phi(util)
+    is_map = isinstance(util, MapAccuracy)
+    if spec is None and not is_map:
+        raise ValueError(f"no exact pricing for utility {util.name!r} outside Proposition 2")
+    rows_map = np.argsort(-p, kind="stable")[: n if n <= 60 else 30] if is_map else None
+    # MAP accuracy is a maximum of linear column values; with full support and every row priced, the prefix pairs
+    # are exact (rearrangement argument, docs/design.md §5), so no branch and bound is needed
+    linear_exact = bool(is_map and rows_map.size == n and np.all(p > 0))
+    master = _Master(n)
+    start = [np.ones((1, n))] + [np.atleast_2d(c) for c in (seed_columns or []) if np.size(c)]
+    C0 = np.unique(np.round(np.vstack(start), 14), axis=0)
+    master.add(C0, util.mu(C0.T, prior), np.zeros(C0.shape[0], dtype=int))
+
+    def pricers(lam):
+        if is_map:
+            return [PairPricer(cone, None, lam - p[x] * np.eye(n)[x]) for x in rows_map]
+        return [PairPricer(cone, spec, lam)]
+
+    def add_columns(U, V):
+        C = cone.columns(U, V)
+        C = np.unique(np.round(C, 14), axis=0)
+        master.add(C, util.mu(C.T, prior), np.zeros(C.shape[0], dtype=int))
+
+    upper, value, proven, it, nodes_total = np.inf, -np.inf, False, 0, 0
+    history = []
+    bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
+    lam = np.zeros(n)
+    for it in range(1, max_iter + 1):
+        value, lam, _ = master.solve()
+        _progress_update(bar, value, upper)
+        thresh = rtol * max(1.0, abs(value))
+        prs = pricers(lam)
+        cand, pool_max = [], [-np.inf]
+        for pr in prs:
+            vals, i, j = pr.prefix_pool()
+            if vals.size:
+                pool_max.append(float(vals.max()))
+                top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
+                top = top[vals[top] > thresh]
+                if top.size:
+                    U, V = pr.prefix_masks(i[top], j[top])
+                    cand.extend(zip(vals[top], U, V))
+        ub_rc = np.inf
+        if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
+            ub_rc = max(pool_max)
+        if cand:
+            cand.sort(key=lambda t: -t[0])
+            cand = cand[:MAX_NEW_COLUMNS]
+            best_rc = float(cand[0][0])
+        elif linear_exact:
+            best_rc = ub_rc
+        else:  # the heuristic found nothing: prove (or find an improving pair) by branch and bound
+            best_rc, ub_rc = -np.inf, -np.inf
+            budget = max_nodes
+            for pr in prs:
+                found: list = []
+                while True:  # node limit reached with time left and nothing found: search again, 4x deeper
+                    bv, _, ub, nodes = pr.branch_and_bound(
+                        incumbent=thresh, stop_above=10 * thresh, max_nodes=budget, deadline=deadline, collect=found
+                    )
+                    nodes_total += nodes
+                    if found or ub <= thresh or nodes < budget or time.perf_counter() > deadline:
+                        break
+                    budget *= 4
+                best_rc, ub_rc = max(best_rc, bv), max(ub_rc, ub)
+                cand.extend(found)
+                if len(cand) >= MAX_NEW_COLUMNS or time.perf_counter() > deadline:
+                    if len(cand) and pr is not prs[-1]:
+                        ub_rc = np.inf  # not every row was priced: no bound this iteration
+                    break
+            cand.sort(key=lambda t: -t[0])
+            cand = cand[:MAX_NEW_COLUMNS]
+        if cand:
+            add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
+        upper = min(upper, float(lam.sum() + max(ub_rc, 0.0)))
+        history.append((it, value, upper))
+        if upper - value <= rtol * max(1.0, abs(value)):
+            proven = True
+            break
+        if not cand or time.perf_counter() > deadline:
+            break
+    bar.close()
+    value, lam, theta = master.solve()
+    if not proven and not np.isfinite(upper):
+        # stopped while columns still improved: a bound from the final duals (short B&B; root bound at worst)
+        extra = time.perf_counter() + min(1.0, 0.05 * time_limit)
+        ub_rc = -np.inf
+        for pr in pricers(lam):
+            _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
+            nodes_total += nodes
+            ub_rc = max(ub_rc, ub)
+        upper = float(lam.sum() + max(ub_rc, 0.0))
+    R = np.array(master.cols)
+    # drop columns so light that clipping their entries (certify zeroes entries < 1e-13) would change their
+    # shape: a column's leakage does not depend on its weight
+    used = theta * R.max(axis=1) > 1e-10
+    return {
+        "matrix": (R[used] * theta[used, None]).T,
+        "value": value,
+        "upper_bound": max(upper, value),
+        "proven": proven,
+        "iterations": it,
+        "n_columns": int(R.shape[0]),
+        "time": time.perf_counter() - t0,
+        "history": history,
+        "pricing_nodes": nodes_total,
+        "duals": lam,
+        "columns": R,
+    }
+
+
+def _check_time_limit(time_limit: object) -> float:
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer, np.floating)):
+        raise TypeError(f"solver_options['time_limit'] must be a number of seconds, got {time_limit!r}")
+    t = float(time_limit)
+    if not t > 0 or math.isnan(t):
+        raise ValueError(f"solver_options['time_limit'] must be > 0 seconds, got {time_limit!r}")
+    return t
+
+
+def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time_limit: float, max_nodes: int) -> list:
+    """Certifiable starting mechanisms outside Proposition 2: ``[(name, matrix)]``.
+
+    Randomized response at the largest admissible ε (:func:`~pml_design.mechanisms.randomized_response_for_pml`),
+    the inner approximation ``M(ε', P̂) ⊆ M(ε, B_β(P̂))`` with ``ε' = log(e^ε/(1 + βe^ε/2))`` (docs/errata.md C4)
+    designed by column generation within 10 % of the time limit, and for N ≤ 30 the linear "truth" design
+    (``LinearUtility(I)``, one LP over the exact dual form).
+    """
+    from ..mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
+
+    n = ball.size
+    seeds = [("randomized_response", randomized_response_for_pml(ball, eps).matrix)]
+    e = math.exp(eps)
+    eps_in = math.log(e / (1.0 + ball.radius * e / 2.0)) if e / (1.0 + ball.radius * e / 2.0) >= 1 else 0.0
+    inner = column_generation(
+        L1Ball(ball.center, 0.0), eps_in, util, prior, time_limit=max(0.1 * time_limit, 1e-3), max_nodes=max_nodes
+    )
+    seeds.append(("inner_approximation", inner["matrix"]))
+    if n <= 30:
+        from . import design  # noqa: PLC0415
+
+        try:
+            seeds.append(("truth", design(ball, eps, utility=LinearUtility(np.eye(n)), method="convex").matrix))
+        except SolverFailedError:  # pragma: no cover - a seed is optional
+            pass
+    return seeds
+
+
+def _a_priori_bound(util: Utility, eps: float, prior: np.ndarray, uset: UncertaintySet) -> float:
+    """A bound every mechanism of ``M(ε, 𝒫)`` obeys: ``I(X; Y) ≤ min(ε, H(P))`` for mutual information, else ``inf``.
+
+    If the utility prior P lies in 𝒫, ``I(X; Y) = E[log P(y|x)/P(y)] ≤ max_y ℓ(X → y) ≤ ε`` (Definition 5 under P),
+    and always ``I(X; Y) ≤ H(X)``.
+    """
+    if not isinstance(util, MutualInformation):
+        return np.inf
+    inside = isinstance(uset, Simplex) or (
+        isinstance(uset, L1Ball) and float(np.abs(prior - uset.center).sum()) <= uset.radius + 1e-12
+    )
+    if not inside:
+        return np.inf
+    q = prior[prior > 0]
+    return float(min(eps, -(q * np.log(q)).sum()))
+
+
+def _warn_gap(res: DesignResult, time_limit: float) -> None:
+    """Emit a :class:`PMLDesignWarning` when the relative gap left is above :data:`WARN_GAP`."""
+    rel = res.gap / max(abs(res.upper_bound), 1e-300) if res.gap > 0 else 0.0
+    if rel > WARN_GAP:
+        warnings.warn(
+            PMLDesignWarning(
+                f"the {res.utility_name} design is within {rel:.2%} of optimal (utility {res.utility:.6g}, upper bound "
+                f"{res.upper_bound:.6g}) after the time limit of {time_limit:g} s; raise "
+                "solver_options={'time_limit': ...} (or use method='exact' for small alphabets) to reduce the gap"
+            ),
+            stacklevel=3,
+        )
+
+
 def design_scalable(
     uset: UncertaintySet,
     eps: float,
@@ -709,47 +969,79 @@ def design_scalable(
     prior: np.ndarray,
     *,
     solver: str | None = None,
-    time_limit: float = 600.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
     max_nodes: int = 20000,
-    progress: bool = False,
+    progress: bool | None = None,
+    warm_columns: np.ndarray | None = None,
 ) -> DesignResult:
-    """``design(..., method="scalable")``: column generation with a certified result and a valid bound."""
+    """``design(..., method="scalable")``: column generation with a certified result and a valid bound.
+
+    Anytime: the whole call honours ``time_limit`` (seconds; the clock is checked inside the pricing too), and the
+    result is never worse than the best certified seed (randomized response at the largest admissible ε, the
+    inner approximation and the linear "truth" design outside Proposition 2). ``progress`` (default: whether
+    stderr is a terminal) shows value, bound and gap. ``warm_columns`` (rows ``P̂·c = 1``, e.g. ``info["columns"]``
+    of a design at a nearby ε) start the master outside Proposition 2, mixed into the cone where needed. A
+    :class:`PMLDesignWarning` is emitted when the relative gap left exceeds 1 %.
+    """
     if solver not in (None, "HIGHS", "HIGHS_SCIPY"):
         raise ValueError(f"the scalable method uses HiGHS for its master LP; solver {solver!r} is not supported")
+    time_limit = _check_time_limit(time_limit)
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    t_start = time.perf_counter()
     info: dict = {}
+    seeds: list = []
     if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
-        # Outside Proposition 2 (beta >= 2 min P̂): inner approximation M(eps', P̂) ⊆ M(eps, ball) with
-        # eps' = log(e^eps / (1 + beta e^eps / 2)) (Theorem 4's k > 1 bound holds for every beta, docs/errata.md
-        # C4), and the outer bound M(eps, ball) ⊆ M(eps, P̂) (P̂ is in the ball) for the upper bound.
+        # Outside Proposition 2 (beta >= 2 min P̂): exact pricing over the nested-pair rays of the ball's cone
+        # (docs/design.md §5), started from certified seeds.
         if not np.allclose(prior, uset.center, atol=1e-12):
             raise ValueError("method='scalable' outside Proposition 2 needs the utility prior to be the ball's center")
-        e = math.exp(eps)
-        eps_in = math.log(e / (1.0 + uset.radius * e / 2.0))
-        fixed = L1Ball(uset.center, 0.0)
-        out = column_generation(
-            fixed, eps_in, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes, progress=progress
-        )
-        outer = column_generation(
-            fixed, eps, util, prior, time_limit=time_limit / 2, max_nodes=max_nodes, progress=progress
-        )
-        out["upper_bound"] = outer["upper_bound"]
-        out["proven"] = False
-        info = {"inner_epsilon": eps_in, "approximation": "inner M(eps', P_hat), outer M(eps, P_hat)"}
+        from .ball_pricing import mass_phi  # noqa: PLC0415
+
+        seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
+        if mass_phi(util) is not None or isinstance(util, MapAccuracy):
+            cols = [_normalised_columns(W, uset.center) for _, W in seeds]
+            if warm_columns is not None and np.size(warm_columns):
+                cols.append(_mix_into_cone(_normalised_columns(np.asarray(warm_columns).T, uset.center), uset, eps))
+            out = ball_column_generation(
+                uset, eps, util, prior, deadline=t_start + time_limit, time_limit=time_limit, max_nodes=max_nodes,
+                progress=progress, seed_columns=cols,
+            )
+            info = {"pricing": "exact (nested-pair rays of the ball's cone)"}
+        else:  # a user utility: the inner approximation, bounded by the outer relaxation M(eps, P̂) ⊇ M(eps, ball)
+            left = max(t_start + time_limit - time.perf_counter(), 1e-3)
+            out = column_generation(
+                L1Ball(uset.center, 0.0), eps, util, prior, time_limit=left, max_nodes=max_nodes, progress=progress
+            )
+            out["matrix"] = seeds[1][1]
+            out["proven"] = False
+            info = {"pricing": "inner M(eps', P_hat) seed, outer M(eps, P_hat) bound"}
     else:
         out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress)
-    return certified_result(
-        out["matrix"],
-        uset,
-        eps,
-        util,
-        prior,
-        upper=float(out["upper_bound"]),
-        solved_optimally=bool(out["proven"]),
-        status="optimal" if out["proven"] else "bounded",
-        method="scalable",
-        solver="HIGHS (column generation)",
-        solve_time=out["time"],
-        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info,
-        drop_empty_columns=not isinstance(util, LinearUtility),
+        if isinstance(uset, L1Ball) and not isinstance(util, LinearUtility):
+            from ..mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
+
+            seeds = [("randomized_response", randomized_response_for_pml(uset, eps).matrix)]
+    upper = min(float(out["upper_bound"]), _a_priori_bound(util, eps, prior, uset))
+    kw = dict(
+        method="scalable", solver="HIGHS (column generation)", drop_empty_columns=not isinstance(util, LinearUtility),
         gap_rtol=PROOF_RTOL,
     )
+    res = certified_result(
+        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=bool(out["proven"]),
+        status="optimal" if out["proven"] else "bounded", solve_time=out["time"],
+        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info, **kw,
+    )
+    for name, W in seeds:  # never worse than a certified seed
+        alt = certified_result(
+            W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=bool(out["proven"]),
+            status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, **kw,
+        )
+        if alt.utility > res.utility + 1e-12 * max(1.0, abs(res.utility)):
+            res = alt
+    if "columns" in out:
+        used = out["matrix"].max(axis=0) > 0
+        res.info["columns"] = _normalised_columns(out["matrix"][:, used], uset.center)  # type: ignore[union-attr]
+    res.info["wall_time"] = time.perf_counter() - t_start
+    _warn_gap(res, time_limit)
+    return res

@@ -15,7 +15,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._validation import check_epsilon, check_finite_array
-from ..uncertainty import as_uncertainty_set
+from ..uncertainty import L1Ball, as_uncertainty_set
 from .certify import certified_result
 from .polytope import build_polytope
 from .result import DesignResult, SolverFailedError
@@ -33,6 +33,7 @@ def tradeoff_curve(
     solver: str | None = None,
     prior: object | None = None,
     method: str = "auto",
+    solver_options: dict | None = None,
 ) -> list[DesignResult]:
     """Optimal designs for every ε of a grid (certified), e.g. to plot utility against ε.
 
@@ -48,22 +49,45 @@ def tradeoff_curve(
     reuse : bool, default True
         For linear/concave utilities, compile once and re-solve with a new ``e^{−ε}`` parameter value
         (False rebuilds per ε; both give the same designs).
-    solver, prior, method
-        As in :func:`pml_design.design`.
+    solver, prior, method, solver_options
+        As in :func:`pml_design.design`. With ``reuse`` and a sub-convex utility designed by column generation (an
+        ℓ1 ball outside Proposition 2 too large for the exact method, or ``method="scalable"``), each ε starts
+        from the previous ε's columns, mixed into the new cone where needed (measured in
+        ``benchmarks/bench_scale_subconvex.py``).
 
     Returns
     -------
     list of DesignResult
         One per ε, in the given order.
     """
-    from . import DEFAULT_SOLVER, _check_solver, _lp_only_solver, _utility_prior, design
+    from . import AUTO_EXACT_SIZE_GENERIC, DEFAULT_SOLVER, _check_solver, _lp_only_solver, _scalable_opts, _utility_prior, design
 
     uset = as_uncertainty_set(uncertainty)
     eps_arr = check_finite_array(epsilons, "epsilons", ndim=1)
     eps_list = [check_epsilon(e, "epsilons") for e in eps_arr]
     util = as_utility(utility)
+    generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+    if (
+        reuse
+        and util.kind == "subconvex"
+        and generic
+        and (method == "scalable" or (method == "auto" and uset.size > AUTO_EXACT_SIZE_GENERIC))
+    ):
+        from .scalable import design_scalable  # noqa: PLC0415
+
+        opts = _scalable_opts(solver_options)
+        p_util = _utility_prior(uset, prior)
+        results, warm = [], None
+        for e in eps_list:  # warm start: the previous epsilon's columns (rays), mixed into the new cone
+            r = design_scalable(uset, e, util, p_util, solver=_check_solver(solver), warm_columns=warm, **opts)
+            warm = r.info.get("columns")
+            results.append(r)
+        return results
     if util.kind in ("subconvex", "estimation") or not reuse or method == "scalable" or _lp_only_solver(_check_solver(solver)):
-        return [design(uset, e, utility=util, solver=solver, prior=prior, method=method) for e in eps_list]
+        return [
+            design(uset, e, utility=util, solver=solver, prior=prior, method=method, solver_options=solver_options)
+            for e in eps_list
+        ]
     p_util = _utility_prior(uset, prior)
     used_solver = _check_solver(solver) or DEFAULT_SOLVER
     m = util.gain.shape[1] if isinstance(util, LinearUtility) else (util.n_outputs or uset.size)  # type: ignore[union-attr]
