@@ -119,3 +119,20 @@ def test_bad_input_is_named():
         FrequencyEstimation("E")
     with pytest.raises(ValueError, match="method"):
         design(pml.L1Ball([0.5, 0.5], 0.1), 1.0, utility="frequency_estimation", method="exact")
+
+
+def test_large_alphabet_keeps_the_ldp_floor_or_warns():
+    import warnings
+
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(40))
+    p = np.maximum(p, 1e-3)
+    p /= p.sum()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation", solver_options={"time_limit": 3})
+    assert res.info["best_ldp_oracle"] in ("GRR", "OUE", "OLH", "SUBSET_SELECTION")
+    beaten = res.utility > res.info["best_ldp_mse"] * (1 + 1e-9)
+    warned = any(issubclass(w.category, pml.PMLDesignWarning) for w in rec)
+    assert beaten == warned
+    assert res.utility <= res.info["best_seed_value"] * (1 + 1e-9)  # never worse than its best seed mechanism

@@ -86,8 +86,12 @@ def subset_directions(uset: UncertaintySet, epsilon: float, masks: np.ndarray) -
     return cols.T
 
 
-def _seed_masks(n: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    masks = [np.eye(n, dtype=bool)]  # randomized response directions
+def _seed_groups(n: int, epsilon: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """Groups of subset masks that are balanced designs (every symbol in the same number of subsets), so that the
+    plain ε-LDP columns ``(e^ε − 1)1_S + 1`` of a group form a mechanism: GRR (singletons), subset selection
+    (all k-subsets when they fit in the budget) or cyclic windows under random relabelings."""
+    groups = [np.eye(n, dtype=bool)]  # randomized response
+    groups += _dyadic_groups(n, epsilon, rng)
     kstar = n / (math.exp(epsilon) + 1.0)
     ks = sorted({min(n - 1, max(1, int(math.floor(kstar)))), min(n - 1, max(1, int(math.ceil(kstar))))})
     ks = [k for k in ks if 1 < k < n]
@@ -97,15 +101,49 @@ def _seed_masks(n: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
             idx = np.array(list(combinations(range(n), k)))
             m = np.zeros((idx.shape[0], n), dtype=bool)
             np.put_along_axis(m, idx, True, axis=1)
-            masks.append(m)
+            groups.append(m)
         else:  # balanced cyclic designs under random relabelings: every symbol in exactly k of n windows
             window = (np.arange(n)[:, None] + np.arange(k)[None, :]) % n
             for _ in range(max(1, per_k // n)):
                 perm = rng.permutation(n)
                 m = np.zeros((n, n), dtype=bool)
                 np.put_along_axis(m, perm[window], True, axis=1)
-                masks.append(m)
-    return np.vstack(masks)
+                groups.append(m)
+    return groups
+
+
+def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int = 512) -> list[np.ndarray]:
+    """Balanced designs from F_2^m (K = 2^m > N points, symbols = the first N non-zero points): the Hadamard
+    response (complements of the hyperplanes through 0, Acharya, Sun & Zhang 2019: a 2-design) and random parallel
+    classes of codimension j ≈ log2(e^ε + 1) (the cosets of a random j-dimensional linear map: a partition, so
+    every symbol is in exactly one subset per class), which approximate subset selection with k ≈ N/(e^ε + 1)."""
+    m = max(1, int(math.ceil(math.log2(n + 1))))
+    pts = np.arange(1, n + 1, dtype=np.int64)
+    bits = ((pts[:, None] >> np.arange(m)) & 1).astype(np.int64)  # (n, m) coordinates over F_2
+    rows = np.arange(1, 2**m, dtype=np.int64)
+    rbits = ((rows[:, None] >> np.arange(m)) & 1).astype(np.int64)
+    groups = [((rbits @ bits.T) % 2 == 0)]  # Hadamard response: {x : <r, x> = 0}, r ≠ 0
+    j = int(round(math.log2(math.exp(epsilon) + 1.0)))
+    classes: list[np.ndarray] = []
+    if 2 <= j < m:
+        for _ in range(max(1, budget // 2**j)):
+            A = rng.integers(0, 2, size=(j, m))
+            if np.linalg.matrix_rank(A) < j:  # rank over the reals ≥ rank over F_2 is not enough: retry cheaply
+                continue
+            code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset index of every symbol
+            cls = code[None, :] == np.arange(2**j)[:, None]
+            cls = cls[cls.any(axis=1)]
+            if cls.shape[0] > 1:
+                classes.append(cls)
+        if classes:
+            groups.append(np.vstack(classes))  # a union of partitions is balanced: one design
+    return [g for g in groups if g.any(axis=1).all() and not g.all(axis=1).any()]
+
+
+def _ldp_group_mechanism(masks: np.ndarray, epsilon: float) -> np.ndarray:
+    """The ε-LDP mechanism with columns ``(e^ε − 1)1_S + 1`` over a balanced group of subsets (rows sum equally)."""
+    C = (math.expm1(epsilon) * masks + 1.0).T
+    return C / C.sum(axis=1, keepdims=True)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -188,6 +226,21 @@ def _master(V: np.ndarray, d_opt: bool, theta0: np.ndarray, deadline: float, rto
     return theta, nu / t, f
 
 
+def _best_ldp_oracle(n: int, epsilon: float, prior: np.ndarray) -> tuple[str | None, float]:
+    """The LDP frequency oracle (GRR, OUE, OLH, subset selection) with the smallest closed-form MSE per report."""
+    from ..mechanisms.frequency_oracles import grr, olh, oue, subset_selection  # noqa: PLC0415
+
+    best: tuple[str | None, float] = (None, math.inf)
+    for name, make in (("GRR", grr), ("OUE", oue), ("OLH", olh), ("SUBSET_SELECTION", subset_selection)):
+        try:
+            v = float(make(n, epsilon).mse(prior, 1, inputs="iid"))
+        except (ValueError, OverflowError):  # e.g. huge epsilon
+            continue
+        if v < best[1]:
+            best = (name, v)
+    return best
+
+
 def _gradients(R: np.ndarray, M2: np.ndarray) -> np.ndarray:
     return -np.einsum("ik,ik->k", R, M2 @ R)
 
@@ -264,11 +317,20 @@ def design_frequency_estimation(
     if R_all is not None:
         R_all = R_all / (prior @ R_all)
     # seeds: constant column, RR and subset directions at the largest admissible level
-    seeds = subset_directions(uset, epsilon, _seed_masks(n, epsilon, gen))
-    V = np.hstack([np.ones((n, 1)), seeds])
-    V = V / (prior @ V)
-    V = np.unique(np.round(V, 12), axis=1)
-    theta = np.full(V.shape[1], 1.0 / V.shape[1])
+    groups = _seed_groups(n, epsilon, gen)
+    seeds = subset_directions(uset, epsilon, np.vstack(groups))
+    # the best seed mechanism (an ε-LDP balanced design, feasible for every set): a floor for the result and a
+    # feasible start for the master (its columns are added as they are)
+    seed_mechs = [_ldp_group_mechanism(g, epsilon) for g in groups]
+    seed_vals = [util.value(Wg, prior) for Wg in seed_mechs]
+    best_seed = int(np.argmin(seed_vals))
+    Wbest = seed_mechs[best_seed]
+    V = np.hstack([np.ones((n, 1)), seeds, Wbest])
+    scale = prior @ V
+    V = V / scale
+    theta = np.zeros(V.shape[1])
+    theta[-Wbest.shape[1]:] = scale[-Wbest.shape[1]:]  # V θ = W_best 1 = 1 exactly
+    theta = theta + 1e-6 / V.shape[1]
     bar = progress_bar(total=max_iter, desc="estimation design", enabled=progress)
     lower = -np.inf
     it = 0
@@ -311,8 +373,28 @@ def design_frequency_estimation(
     W /= W.sum(axis=1, keepdims=True)  # master tolerance; certification re-checks exactly
     cert = certify(W, uset, epsilon, drop_empty_columns=True)
     value = util.value(cert.matrix, prior)
+    fell_back = False
+    if not value <= seed_vals[best_seed]:  # stopped early (time limit): never return worse than the best seed
+        cert = certify(Wbest, uset, epsilon, drop_empty_columns=True)
+        value = util.value(cert.matrix, prior)
+        fell_back = True
     lower_val = (lower if d_opt else lower - sq) if np.isfinite(lower) else -np.inf
     optimal = bool(proven and np.isfinite(value) and value - lower_val <= 10 * PROOF_RTOL * max(1.0, abs(value)))
+    best_ldp = _best_ldp_oracle(n, epsilon, prior) if not d_opt else (None, np.nan)
+    if best_ldp[0] is not None and value > best_ldp[1] * (1 + 1e-9):
+        import warnings  # noqa: PLC0415
+
+        from .result import PMLDesignWarning  # noqa: PLC0415
+
+        warnings.warn(
+            PMLDesignWarning(
+                f"the frequency-estimation design (error {value:.6g} per report) did not reach the local-DP oracle "
+                f"{best_ldp[0]} ({best_ldp[1]:.6g}) within the time limit of {time_limit:g} s on N={n} symbols; raise "
+                f"solver_options={{'time_limit': ...}}, or deploy pml_design.{best_ldp[0].lower()}(N, epsilon), which "
+                "is epsilon-PML for every distribution"
+            ),
+            stacklevel=3,
+        )
     if np.isfinite(lower_val) and value - lower_val > 0.01 * max(abs(value), 1e-300):
         import warnings  # noqa: PLC0415
 
@@ -350,6 +432,10 @@ def design_frequency_estimation(
             "rays_enumerated": R_all is not None,
             "capacity_before_repair": cert.capacity_before_repair,
             "criterion": util.criterion,
+            "best_seed_value": float(seed_vals[best_seed]),
+            "best_ldp_oracle": best_ldp[0],
+            "best_ldp_mse": float(best_ldp[1]),
+            "returned_seed": fell_back,
         },
     )
 
