@@ -7,7 +7,9 @@ Choices the paper leaves open (see docs/flexible.md, "Experiments"):
 * New = STLap on one bar per integer (no bucketing) with q = q(ε, δ) = (2/ε) ln(1 + (e^ε-1)/(2δ))
   (Corollary 1 solved for q).  This q does not depend on the data, so the run is the *fixed-q*
   mechanism and is exactly (ε, F_q(-q+1)) = (ε, δ)-DP — a certified guarantee.
-* Baselines as in :mod:`pml_design.flexible.baselines` (choosing-based: J = 10 rounds).
+* Baselines as in :mod:`pml_design.flexible.baselines`.  Choosing-based = SanPoints of Beimel-Nissim-Stemmer
+  (choosing mechanism restricted to non-empty bars, with its ⊥ gate; (ε, δ)-DP), J = 1 round for mode and
+  J = 10 for max / max_k (``CHOOSING_ROUNDS``; errata E21).
 * Undefined statistic of a sanitised histogram (no bar >= k, all bars 0): a uniformly random index
   (post-processing); the smooth-sensitivity mechanism maps an undefined f(x) to index 0.
 * Flexible error: min over the values f(x') reachable by dropping <= floor(0.005 |x|) items.
@@ -48,6 +50,9 @@ DELTA = 2.0 ** -20
 FLEX_ALPHA = 0.005
 EPS_GRID = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0]
 MECHANISMS = ["New", "Exponential", "PTR", "SS", "Stability", "Choosing"]
+#: SanPoints rounds J per statistic (public, data-independent): the mode needs only the highest bar, which
+#: one choosing round finds with the whole selection budget; max / max_k need more released bars.
+CHOOSING_ROUNDS = {"max": 10, "max_k": 10, "mode": 1}
 
 
 def _steps(spec: list[tuple[int, int]]) -> np.ndarray:
@@ -82,7 +87,7 @@ def _outputs(mech: str, x: np.ndarray, stat: str, k: int, eps: float, runs: int,
     elif mech == "Stability":
         Y = stability_histogram(x, eps, DELTA, n_runs=runs, rng=rng)
     elif mech == "Choosing":
-        Y = choosing_histogram(x, eps, n_rounds=10, n_runs=runs, rng=rng)
+        Y = choosing_histogram(x, eps, DELTA, n_rounds=CHOOSING_ROUNDS[stat], n_runs=runs, rng=rng)
     elif mech == "Exponential":
         return exponential_mechanism(x, stat, eps, k=k, n_runs=runs, rng=rng)
     elif mech == "PTR":

@@ -1,5 +1,6 @@
 """Section 6 / App. L.2 baselines: correctness of their ingredients and of their privacy statements."""
 
+import itertools
 from collections import deque
 
 import numpy as np
@@ -9,6 +10,8 @@ from scipy import stats
 from pml_design.flexible import (
     UNDEFINED,
     choosing_histogram,
+    choosing_mechanism,
+    choosing_threshold,
     distance_to_instability,
     evaluate_statistic,
     exponential_mechanism,
@@ -113,10 +116,96 @@ def test_stability_histogram_new_bar_released_with_probability_delta():
 
 def test_choosing_histogram_shape_and_selection():
     x = np.array([0, 1000, 0, 5, 0])
-    Y = choosing_histogram(x, 1.0, n_rounds=1, n_runs=500, rng=0)
+    Y = choosing_histogram(x, 1.0, 1e-6, n_rounds=1, n_runs=500, rng=0)
     assert Y.shape == (500, 5) and np.all(Y >= 0)
     assert (np.argmax(Y, axis=1) == 1).mean() > 0.99
     assert evaluate_statistic(np.zeros(3), "mode") == UNDEFINED
+
+
+def _choosing_law(x, eps, delta, excluded=()):
+    """Exact output law of the choosing mechanism, written out independently (Laplace tail + softmax).
+
+    Index B stands for ⊥.
+    """
+    x = np.asarray(x, dtype=float)
+    cand = (x > 0) & ~np.isin(np.arange(x.size), list(excluded))
+    law = np.zeros(x.size + 1)
+    if not cand.any():
+        law[-1] = 1.0
+        return law
+    t = 1 + 2 * np.log(1 / (2 * delta)) / eps
+    z = (t - x[cand].max()) * eps / 2  # Pr[Lap(2/ε) >= t - best], closed form
+    p_pass = 0.5 * np.exp(-z) if z >= 0 else 1 - 0.5 * np.exp(z)
+    w = np.where(cand, np.exp(eps / 2 * (x - x.max())), 0.0)
+    law[:-1] = p_pass * w / w.sum()
+    law[-1] = 1 - p_pass
+    return law
+
+
+def _hockey(p, q, eps):
+    return float(np.maximum(0.0, p - np.exp(eps) * q).sum())
+
+
+def test_choosing_threshold_closed_form():
+    eps, delta = 0.8, 1e-3
+    t = choosing_threshold(eps, delta)
+    assert stats.laplace(scale=2 / eps).sf(t - 1) == pytest.approx(delta, rel=1e-12)  # Pr[1 + Lap(2/ε) >= t] = δ
+    assert choosing_threshold(1.0, 0.7) == 1.0
+
+
+@pytest.mark.parametrize("eps,delta", [(0.5, 0.05), (1.0, 1e-3), (3.0, 0.2)])
+def test_choosing_mechanism_is_eps_delta_dp_exactly(eps, delta):
+    """Certificate by exhaustive enumeration: every add/remove pair of histograms on 3 bars with counts <= 4
+    (and every public exclusion set) has hockey-stick divergence <= δ at e^ε, with equality (x = 0 vs one item).
+    Power: the same enumeration with the gate lowered by one item exceeds δ."""
+    worst, worst_low = 0.0, 0.0
+    for xs in itertools.product(range(5), repeat=3):
+        x = np.array(xs)
+        for excl in [(), (0,), (1, 2)]:
+            for y in _neighbours(x):
+                if y.max() > 4:
+                    continue
+                p, q = _choosing_law(x, eps, delta, excl), _choosing_law(y, eps, delta, excl)
+                worst = max(worst, _hockey(p, q, eps), _hockey(q, p, eps))
+                # the gate one item lower is the threshold for δ' = δ e^{ε/2}: no longer (ε, δ)-DP
+                pl, ql = (_choosing_law(h, eps, delta * np.exp(eps / 2), excl) for h in (x, y))
+                worst_low = max(worst_low, _hockey(pl, ql, eps), _hockey(ql, pl, eps))
+    assert worst <= delta * (1 + 1e-9)
+    assert worst == pytest.approx(delta, rel=1e-9)
+    assert worst_low > 1.2 * delta
+
+
+def test_choosing_mechanism_sampler_matches_exact_law():
+    x = np.array([0, 6, 3, 7, 0, 1])
+    eps, delta = 1.0, 0.05
+    out = choosing_mechanism(x, eps, delta, exclude=[3], n_runs=40000, rng=11)
+    obs = np.bincount(np.where(out == UNDEFINED, x.size, out), minlength=x.size + 1)
+    law = _choosing_law(x, eps, delta, excluded=(3,))
+    keep = law > 0
+    assert obs[~keep].sum() == 0  # never an empty or excluded bar
+    assert stats.chisquare(obs[keep], law[keep] * out.size).pvalue > 1e-3
+    wrong = _choosing_law(x, 1.2 * eps, delta, excluded=(3,))  # power: a 20 % larger ε is rejected
+    assert stats.chisquare(obs[keep], wrong[keep] / wrong[keep].sum() * out.size).pvalue < 1e-3
+
+
+def test_choosing_histogram_releases_only_non_empty_bars():
+    """Regression (Fig. 3, experiment (1)): the former top-J exponential mechanism ranged over all B bars, so at
+    small ε it released empty bars (bars 91-100 of experiment (1) in 21 % of runs at ε = 0.1) and its max error
+    *fell* as ε fell.  The choosing mechanism ranges over G(x) = supp(x) only."""
+    rng = np.random.default_rng(3)
+    x = np.bincount(np.clip(np.floor(45 + 4 * rng.standard_cauchy(3000)), 0, 99).astype(int), minlength=100)
+    x[90:] = 0
+    for eps in (0.1, 2.0, 50.0):
+        Y = choosing_histogram(x, eps, 2.0**-20, n_rounds=10, n_runs=400, rng=4)
+        assert np.all(Y[:, x == 0] == 0)
+        assert np.all((Y > 0).sum(axis=1) <= 10)
+    # gate closed: t(ε/20, δ/10) > max(x) + 4 noise scales, so nearly every release is empty
+    Y = choosing_histogram(x, 0.1, 2.0**-20, n_rounds=10, n_runs=400, rng=5)
+    assert (Y.sum(axis=1) == 0).mean() > 0.95
+    # ε large: the J highest bars, exactly
+    Y = choosing_histogram(x, 1e4, 2.0**-20, n_rounds=3, n_runs=20, rng=6)
+    top3 = set(np.argsort(-x, kind="stable")[:3])
+    assert all(set(np.flatnonzero(r)) == top3 for r in Y)
 
 
 @pytest.mark.parametrize("call", [
@@ -124,7 +213,11 @@ def test_choosing_histogram_shape_and_selection():
     lambda: propose_test_release([1, 2], "max", 1.0, 0.0),
     lambda: smooth_sensitivity_mechanism([1, 2], "mode", 1.0, 2.0),
     lambda: stability_histogram([1, -2], 1.0, 1e-3),
-    lambda: choosing_histogram([1, 2], 1.0, n_rounds=0),
+    lambda: choosing_histogram([1, 2], 1.0, 1e-3, n_rounds=0),
+    lambda: choosing_histogram([1, 2], 1.0, 0.0),
+    lambda: choosing_mechanism([1, 2], 1.0, 1e-3, exclude=[2]),
+    lambda: choosing_mechanism([1, 2], 1.0, 1e-3, exclude=[True]),
+    lambda: choosing_threshold(-1.0, 1e-3),
     lambda: distance_to_instability([1, 2], "median"),
 ])
 def test_bad_input(call):

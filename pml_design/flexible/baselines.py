@@ -12,8 +12,10 @@ propose_test_release         d(x) + Lap(1/ε) > ln(1/δ)/ε ? f(x) : uniform (Dw
 smooth_sensitivity           f(x) + (2S(x)/ε) Lap(1), S = (B-1) e^{-b d(x)},               (ε, δ)-DP
                              b = ε/(2 ln(2/δ)) (Nissim-Raskhodnikova-Smith)
 stability_histogram          non-empty bars + Lap(1/ε), kept if > 1 + ln(1/(2δ))/ε (BNS19)  (ε, δ)-DP
-choosing_histogram           J bars by exponential mechanism (score = height) without     ε-DP
-                             replacement, + Lap noise on chosen counts (BNS16-style)
+choosing_mechanism           best + Lap(2/ε) >= t ? exponential mechanism (score = height)  (ε, δ)-DP
+                             over the NON-EMPTY bars : ⊥  (Beimel-Nissim-Stemmer 2016)
+choosing_histogram           J choosing rounds without repetition (ε/2J, δ/J each), then  (ε, δ)-DP
+                             Lap(2/ε) on the chosen counts (SanPoints, BNS16)
 ===========================  ===========================================================  =============
 
 d(x) is the add/remove distance from x to the set of histograms with non-zero local sensitivity
@@ -35,7 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pml_design._validation import as_generator, check_delta, check_epsilon, check_positive_int
+from pml_design._validation import as_generator, check_delta, check_epsilon, check_positive_int, fmt
 from pml_design.flexible._checks import check_histogram
 from pml_design.flexible.statistics import UNDEFINED, evaluate_statistic
 
@@ -46,6 +48,8 @@ __all__ = [
     "smooth_sensitivity_mechanism",
     "stability_histogram",
     "choosing_histogram",
+    "choosing_mechanism",
+    "choosing_threshold",
 ]
 
 Stat = Literal["max", "max_k", "mode"]
@@ -185,32 +189,148 @@ def stability_histogram(x: Any, epsilon: float, delta: float, *, n_runs: int = 1
     return np.where((xv[None, :] > 0) & (noisy > T), noisy, 0.0)
 
 
-def choosing_histogram(x: Any, epsilon: float, *, n_rounds: int = 10, n_runs: int = 1, rng: Any = None) -> np.ndarray:
-    """Choosing-based histogram: J rounds of the exponential mechanism (score = bar height, sensitivity 1)
-    choosing bars without replacement, then Laplace noise on the chosen counts; pure ε-DP.
+def choosing_threshold(epsilon: float, delta: float) -> float:
+    """Gate threshold t = 1 + 2 ln(1/(2δ))/ε of :func:`choosing_mechanism` (test noise Lap(2/ε)).
 
-    Each of the J choices uses ε_0 = ε/(J+1) (Pr ∝ exp(ε_0 h/2), sampled jointly by the Gumbel-top-J
-    trick), and the chosen counts get Lap(1/ε_0) (one bar changes between neighbours): ε in total.
+    With this t the empty histogram and a one-item histogram (the extremal neighbours) are at hockey-stick
+    divergence exactly δ at e^ε: Pr[1 + Lap(2/ε) >= t] = δ.
+
+    Notes
+    -----
+    Implements: the threshold of the choosing mechanism of Beimel-Nissim-Stemmer (Theory of Computing 12,
+    2016, Sec. 3, "Choosing Mechanism"), re-derived for the quality "bar height" (1-bounded growth) under
+    add/remove-one neighbours with the split ε/2 (test) + ε/2 (selection); see :func:`choosing_mechanism`.
+    """
+    eps = check_epsilon(epsilon, positive=True)
+    d = check_delta(delta)
+    return 1.0 + 2.0 * np.log(1.0 / (2.0 * d)) / eps if d < 0.5 else 1.0
+
+
+def _choose(xv: np.ndarray, excluded: np.ndarray, eps: float, t: float, gen: np.random.Generator) -> np.ndarray:
+    """One choosing round per row of ``excluded`` (n_runs, B); returns chosen indices or UNDEFINED (⊥)."""
+    n_runs = excluded.shape[0]
+    cand = (xv[None, :] > 0) & ~excluded                                  # G(S): positive quality only
+    best = np.where(cand, xv[None, :], 0).max(axis=1)
+    passed = cand.any(axis=1) & (best + gen.laplace(0.0, 2.0 / eps, size=n_runs) >= t)
+    keys = np.where(cand, (eps / 2.0) * xv[None, :] + gen.gumbel(size=excluded.shape), -np.inf)
+    return np.where(passed, np.argmax(keys, axis=1), UNDEFINED)
+
+
+def choosing_mechanism(x: Any, epsilon: float, delta: float, *, exclude: Any = None, n_runs: int = 1,
+                       rng: Any = None) -> np.ndarray:
+    """Choosing mechanism (BNS16) for "which bar is the highest?": (ε, δ)-DP under add/remove-one.
+
+    1. best = max{x(g) : g not excluded}; if best + Lap(2/ε) < t (:func:`choosing_threshold`), output ⊥.
+    2. Otherwise output g from G(x) = {g not excluded : x(g) >= 1} with Pr ∝ exp((ε/2) x(g)).
+
+    Only bars with positive quality (non-empty, not excluded) can be chosen; ⊥ is returned as ``UNDEFINED``.
+
+    Parameters
+    ----------
+    x : array_like of int
+        Histogram (counts per bar).
+    epsilon, delta : float
+        Privacy parameters (ε > 0, δ in (0, 1]).
+    exclude : array_like of bool or int, optional
+        Public set of bars that may not be chosen (bool mask of length B or index list).
+    n_runs : int
+        Number of independent runs.
+    rng : Generator, int or None
+        Randomness.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_runs,)
+        Chosen bar per run, ``UNDEFINED`` (-1) for ⊥.
+
+    Notes
+    -----
+    Implements: Beimel, Nissim, Stemmer, "Private Learning and Sanitization: Pure vs. Approximate
+    Differential Privacy", Theory of Computing 12 (2016), Sec. 3 (Choosing Mechanism: noisy test of
+    best(S) against a threshold, then the exponential mechanism restricted to G(S) = {f : q(S, f) >= 1}),
+    as used by Bansal et al. (AISTATS 2022), App. L.2.  The constants are re-derived for this quality
+    (bar height; monotone, 1-bounded growth) and add/remove neighbours, instead of the generic ones:
+
+    * same support: the test is ε/2-DP, the selection ε/2-DP (monotone scores), ε in total;
+    * a new non-empty bar j (x(j) = 0 -> 1): Pr[output j] = Pr[best + Lap >= t] e^{ε/2} / Z'
+      <= δ for every x (worst case x = 0, where it equals Pr[1 + Lap(2/ε) >= t] = δ), and the
+      other outputs lose at most the same mass.
+
+    ``tests/test_flexible_baselines.py`` certifies δ(ε) <= δ (with equality) by exact enumeration of the
+    output law over all neighbour pairs of small histograms.
+    """
+    xv = check_histogram(x, "x")
+    eps = check_epsilon(epsilon, positive=True)
+    d = check_delta(delta)
+    n_runs = check_positive_int(n_runs, "n_runs")
+    gen = as_generator(rng)
+    mask = _exclusion_mask(exclude, xv.size)
+    return _choose(xv, np.broadcast_to(mask, (n_runs, xv.size)), eps, choosing_threshold(eps, d), gen)
+
+
+def _exclusion_mask(exclude: Any, B: int) -> np.ndarray:
+    if exclude is None:
+        return np.zeros(B, dtype=bool)
+    e = np.asarray(exclude)
+    if e.dtype == bool:
+        if e.shape != (B,):
+            raise ValueError(f"exclude as a mask must have shape ({B},), got {e.shape}")
+        return e.copy()
+    if e.size and (not np.issubdtype(e.dtype, np.integer) or e.min() < 0 or e.max() >= B):
+        raise ValueError(f"exclude must be a boolean mask or indices in [0, {B - 1}], got {fmt(e)}")
+    mask = np.zeros(B, dtype=bool)
+    mask[e.astype(np.int64).ravel()] = True
+    return mask
+
+
+def choosing_histogram(x: Any, epsilon: float, delta: float, *, n_rounds: int = 10, n_runs: int = 1,
+                       rng: Any = None) -> np.ndarray:
+    """Choosing-based sanitised histogram (SanPoints of BNS16): J choosing rounds without repetition,
+    then Laplace noise on the chosen counts; (ε, δ)-DP under add/remove-one neighbours.
+
+    Budget (basic composition): each of the J rounds runs :func:`choosing_mechanism` with (ε/(2J), δ/J)
+    and excludes the bars chosen before; the chosen counts get Lap(2/ε) (one count changes between
+    neighbours, ε/2).  Bars that are never chosen, and chosen bars whose noisy count is <= 0, are 0.
+
+    Parameters
+    ----------
+    x : array_like of int
+        Histogram.
+    epsilon, delta : float
+        Privacy parameters of the whole release.
+    n_rounds : int
+        Number J of choosing rounds (at most J bars are released; the paper leaves J open).
+    n_runs : int
+        Number of independent releases.
+    rng : Generator, int or None
+        Randomness.
 
     Returns
     -------
     numpy.ndarray, shape (n_runs, B)
-        Noisy counts (clipped at 0) on the chosen bars, 0 elsewhere.
+        Noisy counts (clipped at 0) on the chosen bars, 0 elsewhere.  Only non-empty bars of x can be
+        non-zero.
 
     Notes
     -----
-    Implements: Bansal et al. (AISTATS 2022), App. L.2 (Choosing-Based Histogram, after
-    Beimel-Nissim-Stemmer 2016); J and the ε split are choices (paper: unspecified).
+    Implements: Bansal et al. (AISTATS 2022), App. L.2 (Choosing-Based Histogram), i.e. algorithm SanPoints
+    of Beimel-Nissim-Stemmer (Theory of Computing 12, 2016): bars "iteratively chosen without repetition as
+    per a choosing mechanism", then Laplace noise on their heights.  J and the budget split are choices
+    (see docs/errata-flexible.md, E21).
     """
     xv = check_histogram(x, "x")
     eps = check_epsilon(epsilon, positive=True)
+    d = check_delta(delta)
     J = min(check_positive_int(n_rounds, "n_rounds"), xv.size)
     n_runs = check_positive_int(n_runs, "n_runs")
     gen = as_generator(rng)
-    e0 = eps / (J + 1)
-    keys = e0 * xv[None, :] / 2.0 + gen.gumbel(size=(n_runs, xv.size))
-    chosen = np.argpartition(-keys, J - 1, axis=1)[:, :J]
-    out = np.zeros((n_runs, xv.size))
-    rows = np.arange(n_runs)[:, None]
-    out[rows, chosen] = np.maximum(0.0, xv[chosen] + gen.laplace(0.0, 1.0 / e0, size=chosen.shape))
-    return out
+    e_round, d_round = eps / (2.0 * J), d / J
+    t = choosing_threshold(e_round, d_round)
+    chosen = np.zeros((n_runs, xv.size), dtype=bool)
+    rows = np.arange(n_runs)
+    for _ in range(J):  # adaptive composition over rounds; each round is vectorised over runs and bars
+        g = _choose(xv, chosen, e_round, t, gen)
+        ok = g != UNDEFINED
+        chosen[rows[ok], g[ok]] = True
+    noisy = xv[None, :] + gen.laplace(0.0, 2.0 / eps, size=chosen.shape)
+    return np.where(chosen, np.maximum(0.0, noisy), 0.0)
