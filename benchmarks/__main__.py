@@ -46,7 +46,7 @@ PLAN: dict[str, tuple[str, float, float]] = {
     "fig_pml_fig5": ("full", 15.0, 4.0),
     "fig_pml_fig67": ("full", 10.0, 4.0),
     "fig_histogram_fig1": ("full", 10.0, 3.0),
-    "fig_flexible_fig3": ("full", 25.0, 4.0),
+    "fig_flexible_fig3": ("full", 60.0, 5.0),
     "example_histogram_adult": ("full", 5.0, 3.0),
     "bench_flexible": ("full", 40.0, 5.0),
     # full sizes (N = 1000 LPs, column generation up to N = 200) need far more than 10 minutes: quick here,
