@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._additive_common import binary_l1_radius, check_binary_data
-from ._validation import as_generator, check_delta, check_epsilon, check_positive_int
-from .additive import empirical_mutual_information
-from .additive_laplace import laplace_scale_for
+from .._validation import as_generator, check_delta, check_epsilon, check_positive_int
+from .common import binary_l1_radius, check_binary_data
+from .laplace import laplace_scale_for
+from .release import empirical_mutual_information
 
 __all__ = ["LaplaceUtilityResult", "adult_laplace_experiment", "laplace_utility_experiment"]
 
@@ -143,7 +143,7 @@ def adult_laplace_experiment(
     Implements: core paper, Section VI-C1, Fig. 4 (``deltas = (1e-9, 0)``) and Fig. 5
     (``epsilons = (log 2,)``, several δ including 0). See :func:`laplace_utility_experiment`.
     """
-    from .datasets import load_adult
+    from ..datasets import load_adult
 
     if feature not in ("income", "sex"):
         raise ValueError(f"feature must be 'income' or 'sex', got {feature!r}")

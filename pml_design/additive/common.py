@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_delta, check_positive_int, check_real
+from .._validation import check_delta, check_positive_int, check_real
 
 __all__ = ["binary_l1_radius", "check_ball_radius", "check_p_minus", "check_p_min", "check_binary_data"]
 

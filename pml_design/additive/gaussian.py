@@ -23,8 +23,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import erfc, erfcinv, logsumexp, ndtr
 
-from ._additive_common import binary_l1_radius, check_ball_radius, check_p_minus
-from ._validation import check_delta, check_epsilon, check_finite_array, check_positive_real
+from .._validation import check_delta, check_epsilon, check_finite_array, check_positive_real
+from .common import binary_l1_radius, check_ball_radius, check_p_minus
 
 __all__ = [
     "Delta1Sup",

@@ -25,8 +25,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from ._additive_common import binary_l1_radius, check_ball_radius, check_p_min, check_p_minus
-from ._validation import check_epsilon, check_finite_array, check_positive_real
+from .._validation import check_epsilon, check_finite_array, check_positive_real
+from .common import binary_l1_radius, check_ball_radius, check_p_min, check_p_minus
 
 __all__ = [
     "laplace_leakage",

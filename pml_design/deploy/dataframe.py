@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_generator, fmt
+from .._validation import as_generator, fmt
 
 __all__ = ["as_mechanism", "privatize_dataframe"]
 
@@ -34,12 +34,12 @@ def as_mechanism(mechanism: object) -> Any:
     -------
     Mechanism
     """
-    from .mechanisms.mechanism import Mechanism  # noqa: PLC0415
+    from ..mechanisms.mechanism import Mechanism  # noqa: PLC0415
 
     if isinstance(mechanism, Mechanism):
         return mechanism
     if isinstance(mechanism, (str, os.PathLike)):
-        from .deploy import load_mechanism  # noqa: PLC0415
+        from .file import load_mechanism  # noqa: PLC0415
 
         return load_mechanism(mechanism)
     inner = getattr(mechanism, "mechanism", None)
@@ -63,7 +63,7 @@ def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
     """Privatized values of one pandas Series: output labels (a Categorical if the input was one) or codes."""
     import pandas as pd  # noqa: PLC0415
 
-    from .mechanisms.mechanism import _encode  # noqa: PLC0415
+    from ..mechanisms.mechanism import _encode  # noqa: PLC0415
 
     if len(series) == 0:
         return series.copy()

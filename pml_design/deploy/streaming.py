@@ -156,7 +156,7 @@ class TableSource:
 
 
 def _progress(source: TableSource, enabled: bool, desc: str) -> Any:
-    from .progress import progress_bar  # noqa: PLC0415
+    from ..progress import progress_bar  # noqa: PLC0415
 
     bar = progress_bar(total=source.size, desc=desc, enabled=enabled)
     bar.unit, bar.unit_scale, bar.unit_divisor = "B", True, 1024
@@ -254,7 +254,7 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
-    from .deploy import temporary_sibling  # noqa: PLC0415
+    from .file import temporary_sibling  # noqa: PLC0415
 
     name = source.resolve(column)
     target = pathlib.Path(os.fspath(output))  # type: ignore[arg-type]

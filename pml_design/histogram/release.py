@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from pml_design._validation import as_generator, check_finite_array, check_positive_int, check_real
-from pml_design.histogram import _check_codes
+from .bounds import _check_codes
 
 __all__ = [
     "histogram_counts",
