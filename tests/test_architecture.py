@@ -130,7 +130,7 @@ def _allowed(src: str, dst: str) -> bool:
 def test_every_component_is_placed_in_a_layer():
     components = {m.split(".")[1] for m in _modules() if m.count(".") >= 1}
     placed = set(LAYER_OF) | set(SIDE) | set(DEPRECATED)
-    assert components == placed, f"place new packages/modules in LAYERS or SIDE (and the diagram): {components ^ placed}"
+    assert components == placed, f"place new modules in LAYERS or SIDE (and the diagram): {components ^ placed}"
 
 
 def test_imports_go_down_the_layers():
