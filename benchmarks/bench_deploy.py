@@ -136,7 +136,7 @@ def _rss_mib() -> float:
 def rss_trace(folder: pathlib.Path, mech: pathlib.Path, rows: int) -> dict:
     """Resident memory batch by batch while privatizing ``rows`` rows in this process: flat = no growth."""
     import pml_design as pml
-    from pml_design.streaming import TableSource, privatize_table
+    from pml_design.deploy.streaming import TableSource, privatize_table
 
     data = folder / "trace.csv"
     write_csv(data, rows)

@@ -32,7 +32,7 @@ from pml_design.histogram import (
     histogram_pml_epsilon,
     histogram_scale_for,
 )
-from pml_design.histogram_release import histogram_counts, laplace_histogram, total_variation_distance
+from pml_design.histogram.release import histogram_counts, laplace_histogram, total_variation_distance
 
 SEED = 6
 DELTA = 1e-3

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pml_design.histogram import histogram_dp_scale_for, histogram_scale_for
-from pml_design.histogram_release import laplace_histogram, total_variation_distance
+from pml_design.histogram.release import laplace_histogram, total_variation_distance
 from pml_design.sweep import BACKEND_ENV, sweep
 
 SEED = 20250101

@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _additive_figs as H  # noqa: E402
 
-from pml_design.additive_adult import adult_laplace_experiment  # noqa: E402
+from pml_design.additive.adult import adult_laplace_experiment  # noqa: E402
 from pml_design.sweep import BACKEND_ENV, sweep  # noqa: E402
 
 EPSILONS = (0.25, 0.5, 0.75, 1.0)

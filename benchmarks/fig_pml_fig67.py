@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _additive_figs as H  # noqa: E402
 
-from pml_design.additive_gaussian import (  # noqa: E402
+from pml_design.additive.gaussian import (  # noqa: E402
     gaussian_delta1,
     gaussian_pml_curve,
     gaussian_violation_probability,

@@ -1,8 +1,11 @@
 """pml_design: privacy mechanism design with context-aware guarantees.
 
-Flat public API (re-exports only). Module map — *core paper* = Grosse, Saeidian, Oechtering, Skoglund,
-"Privacy Mechanism Design based on Empirical Distributions"; *histogram paper* = "PML guarantees of Laplace
-histograms"; *flexible paper* = "Flexible accuracy for differential privacy":
+Flat public API: ``import pml_design as pml; pml.design(...)``. The names are imported lazily (PEP 562): ``import
+pml_design`` loads no numerical stack, and ``pml.design`` imports :mod:`pml_design.design` (and cvxpy) on first
+use. Module map — *core paper* = Grosse, Saeidian, Oechtering, Skoglund, "Privacy Mechanism Design based on
+Empirical Distributions"; *histogram paper* = "PML guarantees of Laplace histograms"; *flexible paper* =
+"Flexible accuracy for differential privacy". The layers and the direction of their imports are in
+``docs/architecture.md``.
 
 ==============================  =====================================================================
 module                          implements
@@ -11,240 +14,256 @@ module                          implements
 ``estimation``                  core §II-B, §III: eq. (3), φ, κ, Theorem 2, eq. (7) (corrected)
 ``uncertainty``                 core §IV: L1Ball / FiniteSet / Simplex, Definitions 5–6 (exact)
 ``bounds``                      core §IV: Theorems 3–4, Corollaries 2–3, eq. (8)
-``design``                      core §V: Proposition 2 polytope, eq. (9), [15, Thm 6], certification
-``design.scalable``             column generation for large alphabets (bounded/proven optimal)
 ``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines and
                                 frequency oracles (GRR, OUE, OLH, subset selection; estimation MSE)
+``design``                      core §V: Proposition 2 polytope, eq. (9), [15, Thm 6], certification;
+                                ``design.scalable``: column generation for large alphabets
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
-``deploy``                      mechanism files: save, load (hash-checked, re-certified)
-``dataframe``                   privatize a column of a pandas / Dask DataFrame
-``streaming``                   streamed CSV / Parquet privatize and estimate (the CLI's engine)
-``additive``                    core §VI: binary Laplace (Prop. 3, eq. (16)) and Gaussian (eq. (17))
+``deploy``                      mechanism files (``file``), DataFrames (``dataframe``), streamed CSV /
+                                Parquet (``streaming``, the CLI's engine)
+``additive``                    core §VI: binary Laplace (``laplace``: Prop. 3, eq. (16)) and Gaussian
+                                (``gaussian``: eq. (17)); samplers (``release``); Adult (``adult``)
+``histogram``                   histogram paper: eq. (1)–(2), calibration (``bounds``), release
+                                (``release``), exact leakage (``exact``)
+``flexible``                    flexible paper: STLap, BucketHist, distances, accounting, baselines
 ``datasets``                    the bundled UCI Adult data
 ``sweep``                       joblib sweeps (local, Dask, Ray) with per-task SeedSequence seeds
-``cli``                         the ``pml-design`` command
-``histogram*``                  histogram paper: eq. (1)–(2), calibration, release, exact leakage
-``flexible``                    flexible paper: STLap, BucketHist, distances, accounting, baselines
+``progress``                    progress bars (``PML_DESIGN_NO_PROGRESS`` turns them off)
+``cli``                         the ``pml-design`` command (one module per subcommand)
 ==============================  =====================================================================
 """
 
 from __future__ import annotations
 
-from . import flexible
-from .additive import (
-    binary_decision,
-    empirical_mutual_information,
-    gaussian_delta1,
-    gaussian_mechanism,
-    gaussian_pml_guarantee,
-    laplace_ldp_scale,
-    laplace_mechanism,
-    laplace_pml_epsilon,
-    laplace_pml_epsilon_estimated,
-    laplace_scale_for,
-    pldp_gaussian_sigma,
-)
-from .bounds import (
-    capacity_bound,
-    corollary2_bound,
-    delta_min,
-    epsilon_prime,
-    lipschitz_constant,
-    sensitivity_bound,
-)
-from .dataframe import privatize_dataframe
-from .datasets import AdultData, load_adult
-from .deploy import MechanismFileError, load_mechanism, save_mechanism
-from .design import (
-    ChiSquareInformation,
-    ConcaveUtility,
-    DesignResult,
-    FrequencyEstimation,
-    LinearProgram,
-    LinearUtility,
-    MapAccuracy,
-    MutualInformation,
-    PMLDesignWarning,
-    SolverFailedError,
-    SubConvexUtility,
-    TotalVariationInformation,
-    build_polytope,
-    certify,
-    design,
-    linear_design_lp,
-)
-from .estimation import (
-    counts_distribution,
-    empirical_distribution,
-    kappa,
-    l1_deviation_delta,
-    l1_radius,
-    phi,
-    samples_needed,
-)
-from .histogram import (
-    HistogramGuarantee,
-    alpha_from_estimate,
-    histogram_dp_epsilon,
-    histogram_dp_scale_for,
-    histogram_guarantee_from_estimate,
-    histogram_guarantee_from_samples,
-    histogram_pml_epsilon,
-    histogram_pml_epsilon_composition,
-    histogram_pml_epsilon_relaxed,
-    histogram_scale_for,
-)
-from .histogram_release import histogram_counts, laplace_histogram, release_histogram, total_variation_distance
-from .leakage import (
-    PrivacyRegions,
-    epsilon_max,
-    epsilon_min,
-    leakage,
-    leakage_tail,
-    output_distribution,
-    privacy_region,
-    privacy_regions,
-)
-from .mechanisms import (
-    FrequencyOracle,
-    FrequencyEstimate,
-    LdpComparison,
-    Mechanism,
-    binary_ldp,
-    binary_optimal,
-    compare_with_ldp,
-    estimation_mse,
-    first_region_mechanism,
-    grr,
-    k_singular,
-    olh,
-    optimal_ldp,
-    oue,
-    randomized_response,
-    randomized_response_for_pml,
-    subset_selection,
-    theorem5_binary,
-    uniform_optimal,
-)
-from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
-from .sweep import SweepResult, grid, sweep, task_seed
-from .uncertainty import (
-    FiniteSet,
-    L1Ball,
-    Simplex,
-    UncertaintySet,
-    leakage_capacity,
-    leakage_sensitivity,
-    max_divergence_shift,
-    worst_case_distribution,
-)
+import importlib
+import sys
+import types
+import warnings
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AdultData",
-    "ChiSquareInformation",
-    "ConcaveUtility",
-    "DesignResult",
-    "FrequencyEstimation",
-    "EstimatedDesign",
-    "FiniteSet",
-    "FrequencyOracle",
-    "FrequencyEstimate",
-    "HistogramGuarantee",
-    "L1Ball",
-    "LdpComparison",
-    "LinearProgram",
-    "LinearUtility",
-    "MapAccuracy",
-    "Mechanism",
-    "MechanismFileError",
-    "MutualInformation",
-    "PmlStatement",
-    "PrivacyRegions",
-    "Simplex",
-    "PMLDesignWarning",
-    "SolverFailedError",
-    "SubConvexUtility",
-    "SweepResult",
-    "TotalVariationInformation",
-    "UncertaintySet",
-    "alpha_from_estimate",
-    "binary_decision",
-    "binary_ldp",
-    "binary_optimal",
-    "build_polytope",
-    "capacity_bound",
-    "certify",
-    "compare_with_ldp",
-    "corollary2_bound",
-    "counts_distribution",
-    "delta_for_epsilon",
-    "delta_min",
-    "design",
-    "design_from_samples",
-    "empirical_distribution",
-    "empirical_mutual_information",
-    "epsilon_max",
-    "epsilon_min",
-    "epsilon_prime",
-    "estimation_mse",
-    "first_region_mechanism",
-    "flexible",
-    "gaussian_delta1",
-    "grid",
-    "grr",
-    "gaussian_mechanism",
-    "gaussian_pml_guarantee",
-    "guarantee_for_mechanism",
-    "histogram_counts",
-    "histogram_dp_epsilon",
-    "histogram_dp_scale_for",
-    "histogram_guarantee_from_estimate",
-    "histogram_guarantee_from_samples",
-    "histogram_pml_epsilon",
-    "histogram_pml_epsilon_composition",
-    "histogram_pml_epsilon_relaxed",
-    "histogram_scale_for",
-    "k_singular",
-    "kappa",
-    "l1_deviation_delta",
-    "l1_radius",
-    "laplace_histogram",
-    "laplace_ldp_scale",
-    "laplace_mechanism",
-    "laplace_pml_epsilon",
-    "laplace_pml_epsilon_estimated",
-    "laplace_scale_for",
-    "leakage",
-    "leakage_capacity",
-    "leakage_sensitivity",
-    "leakage_tail",
-    "linear_design_lp",
-    "lipschitz_constant",
-    "load_adult",
-    "load_mechanism",
-    "max_divergence_shift",
-    "olh",
-    "optimal_ldp",
-    "oue",
-    "output_distribution",
-    "phi",
-    "pldp_gaussian_sigma",
-    "privacy_region",
-    "privacy_regions",
-    "privatize_dataframe",
-    "randomized_response",
-    "randomized_response_for_pml",
-    "release_histogram",
-    "samples_needed",
-    "save_mechanism",
-    "sensitivity_bound",
-    "subset_selection",
-    "sweep",
-    "task_seed",
-    "theorem5_binary",
-    "total_variation_distance",
-    "uniform_optimal",
-    "worst_case_distribution",
-]
+#: The flat API: submodule (relative to ``pml_design``) -> the names it provides here.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "leakage": (
+        "PrivacyRegions", "epsilon_max", "epsilon_min", "leakage", "leakage_tail", "output_distribution",
+        "privacy_region", "privacy_regions",
+    ),
+    "estimation": (
+        "counts_distribution", "empirical_distribution", "kappa", "l1_deviation_delta", "l1_radius", "phi",
+        "samples_needed",
+    ),
+    "uncertainty": (
+        "FiniteSet", "L1Ball", "Simplex", "UncertaintySet", "leakage_capacity", "leakage_sensitivity",
+        "max_divergence_shift", "worst_case_distribution",
+    ),
+    "bounds": (
+        "capacity_bound", "corollary2_bound", "delta_min", "epsilon_prime", "lipschitz_constant",
+        "sensitivity_bound",
+    ),
+    "mechanisms": (
+        "FrequencyEstimate", "FrequencyOracle", "LdpComparison", "Mechanism", "binary_ldp", "binary_optimal",
+        "compare_with_ldp", "estimation_mse", "first_region_mechanism", "grr", "k_singular", "olh", "optimal_ldp",
+        "oue", "randomized_response", "randomized_response_for_pml", "subset_selection", "theorem5_binary",
+        "uniform_optimal",
+    ),
+    "design": (
+        "ChiSquareInformation", "ConcaveUtility", "DesignResult", "FrequencyEstimation", "LinearProgram",
+        "LinearUtility", "MapAccuracy", "MutualInformation", "PMLDesignWarning", "SolverFailedError",
+        "SubConvexUtility", "TotalVariationInformation", "build_polytope", "certify", "design", "linear_design_lp",
+    ),
+    "pipeline": (
+        "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism",
+    ),
+    "deploy": (
+        "MechanismFileError", "load_mechanism", "privatize_dataframe", "save_mechanism",
+    ),
+    "additive": (
+        "binary_decision", "empirical_mutual_information", "gaussian_delta1", "gaussian_mechanism",
+        "gaussian_pml_guarantee", "laplace_ldp_scale", "laplace_mechanism", "laplace_pml_epsilon",
+        "laplace_pml_epsilon_estimated", "laplace_scale_for", "pldp_gaussian_sigma",
+    ),
+    "histogram": (
+        "HistogramGuarantee", "alpha_from_estimate", "histogram_counts", "histogram_dp_epsilon",
+        "histogram_dp_scale_for", "histogram_guarantee_from_estimate", "histogram_guarantee_from_samples",
+        "histogram_pml_epsilon", "histogram_pml_epsilon_composition", "histogram_pml_epsilon_relaxed",
+        "histogram_scale_for", "laplace_histogram", "release_histogram", "total_variation_distance",
+    ),
+    "datasets": (
+        "AdultData", "load_adult",
+    ),
+    "sweep": (
+        "SweepResult", "grid", "sweep", "task_seed",
+    ),
+}
+
+#: Submodules reachable as attributes (``pml.histogram``), imported on first access like the names above.
+_SUBMODULES: frozenset[str] = frozenset({
+    "additive", "bounds", "cli", "datasets", "deploy", "design", "estimation", "flexible", "histogram", "leakage",
+    "mechanisms", "pipeline", "progress", "sweep", "uncertainty",
+    # deprecated module paths (thin re-exports that warn; removed in the next release, see docs/architecture.md)
+    "_additive_common", "additive_adult", "additive_gaussian", "additive_laplace", "dataframe", "histogram_exact",
+    "histogram_release", "streaming",
+})
+
+_MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+#: Names of the flat API that are also submodule names (``design``, ``leakage``, ``sweep``): the function wins.
+_SHADOWED: frozenset[str] = frozenset(_MODULE_OF) & _SUBMODULES
+
+__all__ = sorted([*_MODULE_OF, "flexible"], key=str.lower)
+
+if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_architecture.py checks both agree)
+    from . import flexible
+    from .leakage import (
+        PrivacyRegions,
+        epsilon_max,
+        epsilon_min,
+        leakage,
+        leakage_tail,
+        output_distribution,
+        privacy_region,
+        privacy_regions,
+    )
+    from .estimation import (
+        counts_distribution,
+        empirical_distribution,
+        kappa,
+        l1_deviation_delta,
+        l1_radius,
+        phi,
+        samples_needed,
+    )
+    from .uncertainty import (
+        FiniteSet,
+        L1Ball,
+        Simplex,
+        UncertaintySet,
+        leakage_capacity,
+        leakage_sensitivity,
+        max_divergence_shift,
+        worst_case_distribution,
+    )
+    from .bounds import (
+        capacity_bound,
+        corollary2_bound,
+        delta_min,
+        epsilon_prime,
+        lipschitz_constant,
+        sensitivity_bound,
+    )
+    from .mechanisms import (
+        FrequencyEstimate,
+        FrequencyOracle,
+        LdpComparison,
+        Mechanism,
+        binary_ldp,
+        binary_optimal,
+        compare_with_ldp,
+        estimation_mse,
+        first_region_mechanism,
+        grr,
+        k_singular,
+        olh,
+        optimal_ldp,
+        oue,
+        randomized_response,
+        randomized_response_for_pml,
+        subset_selection,
+        theorem5_binary,
+        uniform_optimal,
+    )
+    from .design import (
+        ChiSquareInformation,
+        ConcaveUtility,
+        DesignResult,
+        FrequencyEstimation,
+        LinearProgram,
+        LinearUtility,
+        MapAccuracy,
+        MutualInformation,
+        PMLDesignWarning,
+        SolverFailedError,
+        SubConvexUtility,
+        TotalVariationInformation,
+        build_polytope,
+        certify,
+        design,
+        linear_design_lp,
+    )
+    from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
+    from .deploy import MechanismFileError, load_mechanism, privatize_dataframe, save_mechanism
+    from .additive import (
+        binary_decision,
+        empirical_mutual_information,
+        gaussian_delta1,
+        gaussian_mechanism,
+        gaussian_pml_guarantee,
+        laplace_ldp_scale,
+        laplace_mechanism,
+        laplace_pml_epsilon,
+        laplace_pml_epsilon_estimated,
+        laplace_scale_for,
+        pldp_gaussian_sigma,
+    )
+    from .histogram import (
+        HistogramGuarantee,
+        alpha_from_estimate,
+        histogram_counts,
+        histogram_dp_epsilon,
+        histogram_dp_scale_for,
+        histogram_guarantee_from_estimate,
+        histogram_guarantee_from_samples,
+        histogram_pml_epsilon,
+        histogram_pml_epsilon_composition,
+        histogram_pml_epsilon_relaxed,
+        histogram_scale_for,
+        laplace_histogram,
+        release_histogram,
+        total_variation_distance,
+    )
+    from .datasets import AdultData, load_adult
+    from .sweep import SweepResult, grid, sweep, task_seed
+
+
+def __getattr__(name: str) -> Any:
+    """Import a name of the flat API (or a submodule) on first access (PEP 562) and cache it here."""
+    module = _MODULE_OF.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | (_SUBMODULES - {n for n in _SUBMODULES if n.startswith("_")}))
+
+
+def _warn_moved(old: str, new: str) -> None:
+    """Warn that the deprecated module ``old`` was imported; ``new`` is where its names live now.
+
+    Called by the module-level code of the thin re-export modules at the old paths; the warning points at the
+    line that imported the old path (``warnings`` skips the frames of the import machinery).
+    """
+    warnings.warn(f"{old} is deprecated and will be removed in the next release; import from {new} (or the flat "
+                  "pml_design) instead", DeprecationWarning, stacklevel=3)
+
+
+class _Package(types.ModuleType):
+    """The package's module type: keeps ``pml.design`` (and ``leakage``, ``sweep``) the function of the flat API.
+
+    Importing a submodule binds it as an attribute of its package, so importing :mod:`pml_design.design`
+    (which any design does) would otherwise replace the function ``pml.design`` by the module.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

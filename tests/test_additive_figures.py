@@ -14,8 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from pml_design.additive_adult import adult_laplace_experiment, laplace_utility_experiment
-from pml_design.additive_gaussian import pldp_gaussian_delta
+from pml_design.additive.adult import adult_laplace_experiment, laplace_utility_experiment
+from pml_design.additive.gaussian import pldp_gaussian_delta
 
 BENCH = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 

@@ -12,8 +12,8 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from pml_design._additive_common import binary_l1_radius
-from pml_design.additive_gaussian import (
+from pml_design.additive.common import binary_l1_radius
+from pml_design.additive.gaussian import (
     gaussian_delta1,
     gaussian_delta1_sup,
     gaussian_leakage,

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import laplace
 
-from pml_design._additive_common import binary_l1_radius
-from pml_design.additive_laplace import (
+from pml_design.additive.common import binary_l1_radius
+from pml_design.additive.laplace import (
     laplace_leakage,
     laplace_ldp_scale,
     laplace_pml_epsilon,

@@ -228,7 +228,8 @@ def test_benchmarks_dir_found_from_checkout_and_clear_error_elsewhere(tmp_path, 
     assert resolve_script("pml-fig3", ROOT / "benchmarks") == "fig_pml_fig3"
     assert resolve_script("histogram_fig1", ROOT / "benchmarks") == "fig_histogram_fig1"
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pml_design.cli.__file__", str(tmp_path / "site-packages" / "pml_design" / "cli.py"))
+    installed = tmp_path / "site-packages" / "pml_design" / "cli" / "reproduce.py"  # a wheel install: no benchmarks/
+    monkeypatch.setattr("pml_design.cli.reproduce.__file__", str(installed))
     code, _, err = run(capsys, "reproduce", "pml-fig3", "--quick")
     assert code == 2 and "source checkout" in err and len(err.strip().splitlines()) == 1
 
@@ -290,7 +291,7 @@ def test_privatize_then_estimate_end_to_end_matches_the_library(capsys, deployed
     assert [r[1] for r in private[1:]] == [str(v) for v in expected]
     assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
     # the result does not depend on the batch size
-    monkeypatch.setattr("pml_design.streaming._BLOCK", 1 << 10)
+    monkeypatch.setattr("pml_design.deploy.streaming._BLOCK", 1 << 10)
     out_small = tmp_path / "private_small.csv"
     assert run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "1", "--seed", "3",
                "-o", str(out_small))[0] == 0

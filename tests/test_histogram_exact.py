@@ -15,7 +15,7 @@ from pml_design.histogram import (
     histogram_pml_epsilon,
     histogram_pml_epsilon_composition,
 )
-from pml_design.histogram_exact import histogram_leakage_exact, histogram_max_leakage_exact
+from pml_design.histogram.exact import histogram_leakage_exact, histogram_max_leakage_exact
 
 
 def product_in_Q_alpha(rng: np.random.Generator, n: int, k: int, alpha: float) -> np.ndarray:

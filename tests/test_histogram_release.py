@@ -1,4 +1,4 @@
-"""Tests of pml_design.histogram_release: counts, Laplace sampler, post-processing, TVD."""
+"""Tests of pml_design.histogram.release: counts, Laplace sampler, post-processing, TVD."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pml_design.histogram_release import (
+from pml_design.histogram.release import (
     histogram_counts,
     laplace_histogram,
     normalize_histogram,
@@ -154,8 +154,8 @@ def test_tvd_bad_input():
 def test_docstring_examples():
     import doctest
 
-    import pml_design.histogram as h
-    import pml_design.histogram_release as r
+    import pml_design.histogram.bounds as h
+    import pml_design.histogram.release as r
 
     for mod in (h, r):
         result = doctest.testmod(mod)

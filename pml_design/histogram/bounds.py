@@ -1,7 +1,7 @@
 """PML of Laplace histograms whose bin probabilities are bounded away from zero.
 
 A k-bin histogram of ``n`` records is released as ``Y_j = count_j + N_j`` with ``N_j ~ Lap(b)`` i.i.d.
-(:mod:`pml_design.histogram_release` draws it). If every record falls into every bin with probability at
+(:mod:`pml_design.histogram.release` draws it). If every record falls into every bin with probability at
 least ``α`` (the set ``Q_α`` of product distributions), the pointwise maximal leakage of each record is
 bounded by
 
@@ -124,7 +124,7 @@ def histogram_pml_epsilon(scale: float, alpha: float, *, n_bins: int | None = No
     ``−log(α + (1 − α) e^{−2/b})``. It bounds ``ℓ(D_i → y^k)`` for every record ``i``, every outcome
     ``y^k`` and every product distribution in which each record falls into each bin with probability at
     least α, and is attained when some record's bin probability equals α (checked numerically by
-    :func:`pml_design.histogram_exact.histogram_max_leakage_exact`).
+    :func:`pml_design.histogram.exact.histogram_max_leakage_exact`).
 
     Parameters
     ----------
@@ -528,7 +528,7 @@ def histogram_guarantee_from_samples(
 
 
 def _check_codes(values: Any, n_bins: int, name: str) -> np.ndarray:
-    """1-D non-empty integer codes in ``0..n_bins−1`` (shared with :mod:`pml_design.histogram_release`)."""
+    """1-D non-empty integer codes in ``0..n_bins−1`` (shared with :mod:`pml_design.histogram.release`)."""
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")

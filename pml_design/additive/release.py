@@ -1,12 +1,9 @@
-"""Additive-noise mechanisms for a binary attribute under PML with an estimated distribution.
+"""Release a binary attribute with additive noise, decide it back, and measure the utility left.
 
-Implements: pml-design-empirical-distributions (the "core paper"), Section VI. This module holds the samplers,
-the binary decision rule and the empirical mutual information of Section VI-C, and re-exports the analysis
-functions of the two mechanisms:
-
-* :mod:`pml_design.additive_laplace` — Section VI-A: Proposition 3, eq. (16), the calibrated scale, Remark 4.
-* :mod:`pml_design.additive_gaussian` — Section VI-B: per-outcome PML, ``E_ε``, eq. (17), ``(ε*, δ*)``, and the
-  pLDP baseline of [34, Theorem 8].
+Implements: pml-design-empirical-distributions (the "core paper"), Section VI: the Laplace and Gaussian samplers
+``Y = X + noise`` of Sections VI-A and VI-B, the binary decision rule and the empirical mutual information of
+Section VI-C. The PML analysis of the two mechanisms is in :mod:`pml_design.additive.laplace` and
+:mod:`pml_design.additive.gaussian`.
 
 The secret is ``X ∈ {-1, +1}`` throughout; priors are written ``p_minus = P(X = -1)``.
 """
@@ -15,61 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._additive_common import binary_l1_radius, check_binary_data
-from ._validation import as_generator, check_finite_array, check_positive_real
-from .additive_gaussian import (
-    Delta1Sup,
-    GaussianPMLGuarantee,
-    ViolationSet,
-    gaussian_delta1,
-    gaussian_delta1_sup,
-    gaussian_leakage,
-    gaussian_pml_curve,
-    gaussian_pml_guarantee,
-    gaussian_violation_probability,
-    gaussian_violation_set,
-    pldp_gaussian_delta,
-    pldp_gaussian_sigma,
-)
-from .additive_laplace import (
-    laplace_leakage,
-    laplace_ldp_scale,
-    laplace_pml_epsilon,
-    laplace_pml_epsilon_ball,
-    laplace_pml_epsilon_estimated,
-    laplace_scale_for,
-    laplace_scale_for_radius,
-    laplace_worst_p_min,
-)
+from .._validation import as_generator, check_finite_array, check_positive_real
+from .common import check_binary_data
 
 __all__ = [
-    "Delta1Sup",
-    "GaussianPMLGuarantee",
-    "ViolationSet",
     "binary_decision",
-    "binary_l1_radius",
     "empirical_mutual_information",
-    "gaussian_delta1",
-    "gaussian_delta1_sup",
-    "gaussian_leakage",
     "gaussian_mechanism",
     "gaussian_noise",
-    "gaussian_pml_curve",
-    "gaussian_pml_guarantee",
-    "gaussian_violation_probability",
-    "gaussian_violation_set",
-    "laplace_leakage",
-    "laplace_ldp_scale",
     "laplace_mechanism",
     "laplace_noise",
-    "laplace_pml_epsilon",
-    "laplace_pml_epsilon_ball",
-    "laplace_pml_epsilon_estimated",
-    "laplace_scale_for",
-    "laplace_scale_for_radius",
-    "laplace_worst_p_min",
-    "pldp_gaussian_delta",
-    "pldp_gaussian_sigma",
 ]
 
 _FLOAT_NOTE = """

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt
+from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MechanismFileError", "content_hash", "load_mechanism", "save_mechanism"]
 
@@ -63,7 +63,7 @@ def content_hash(document: dict) -> str:
 
 
 def _uncertainty_doc(uset: object) -> dict:
-    from .uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
+    from ..uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
 
     if isinstance(uset, L1Ball):
         return {"type": "l1_ball", "center": uset.center, "radius": uset.radius}
@@ -75,7 +75,7 @@ def _uncertainty_doc(uset: object) -> dict:
 
 
 def _uncertainty_from_doc(doc: object, n: int, where: str) -> object:
-    from .uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
+    from ..uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
 
     if not isinstance(doc, dict) or "type" not in doc:
         raise MechanismFileError(f"{where}: 'uncertainty' must be an object with a 'type', got {fmt(doc)}")
@@ -122,9 +122,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     -------
     pathlib.Path
     """
-    from . import __version__  # noqa: PLC0415
-    from .pipeline import EstimatedDesign, pml_statement  # noqa: PLC0415
-    from .uncertainty import L1Ball  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
+    from ..pipeline import EstimatedDesign, pml_statement  # noqa: PLC0415
+    from ..uncertainty import L1Ball  # noqa: PLC0415
 
     if isinstance(result, EstimatedDesign):
         delta = result.delta if delta is None else delta
@@ -261,8 +261,8 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     MechanismFileError (a ValueError)
         Anything else wrong with the file; the message names the file and the problem.
     """
-    from .mechanisms.mechanism import Mechanism, check_labels  # noqa: PLC0415
-    from .uncertainty import leakage_capacity  # noqa: PLC0415
+    from ..mechanisms.mechanism import Mechanism, check_labels  # noqa: PLC0415
+    from ..uncertainty import leakage_capacity  # noqa: PLC0415
 
     p = pathlib.Path(os.fspath(path))  # type: ignore[arg-type]
     doc = _read_document(p)

@@ -1,0 +1,212 @@
+"""Shared pieces of the ``pml-design`` subcommands: errors, argument types, output helpers, input readers.
+
+Kept light on purpose: this module and every ``add_parser`` of the subcommand modules import the standard
+library only, so ``pml-design --help`` and argument errors never load numpy, scipy or cvxpy; numpy is imported
+inside the helpers that need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    import numpy as np
+
+PROG = "pml-design"
+
+#: The --utility choices of every subcommand (one list: extend it here).
+UTILITIES = ("frequency_estimation", "mutual_information", "map_accuracy", "chi_square_information",
+             "total_variation_information")
+
+
+class CliError(Exception):
+    """A user mistake detected by the command line itself (reported as one line, exit status 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line naming the bad argument (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+#: The help formatter of every subcommand (shows the defaults).
+FORMATTER = argparse.ArgumentDefaultsHelpFormatter
+
+
+# ---------------------------------------------------------------------------------------------------------
+# argument types
+# ---------------------------------------------------------------------------------------------------------
+def argument_type(convert: Callable[[str], Any], ok: Callable[[Any], bool], requirement: str) -> Callable[[str], Any]:
+    """An argparse ``type=`` that converts with ``convert`` and checks ``ok``, with one-line messages."""
+    noun = "an integer" if convert is int else "a number"
+
+    def parse(text: str) -> Any:
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
+        return v
+
+    return parse
+
+
+positive_float = argument_type(float, lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0")
+positive_int = argument_type(int, lambda v: v >= 1, "must be >= 1")
+nonneg_int = argument_type(int, lambda v: v >= 0, "must be >= 0")
+probability = argument_type(float, lambda v: 0 < v <= 1, "must lie in (0, 1]")
+#: δ of an (ε, δ)-PML statement: δ = 1 would make it vacuous (it holds with probability ≥ 0).
+failure_probability = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1) (delta = 1 makes the "
+                                    "guarantee vacuous)")
+#: ε of a design: e^ε must be a finite float (it overflows beyond ~709; see pml_design.pipeline.EPSILON_MAX).
+design_epsilon = argument_type(float, lambda v: math.isfinite(v) and 0 < v <= 700,
+                               "must be a number in (0, 700] (e^epsilon overflows beyond ~709)")
+#: An l1 radius: 2 is the diameter of the simplex (the whole simplex), larger values are meaningless.
+ball_radius = argument_type(float, lambda v: math.isfinite(v) and 0 <= v <= 2, "must lie in [0, 2] (2 is the "
+                            "l1 diameter of the simplex)")
+confidence = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1), e.g. 0.95")
+unit_interval = argument_type(float, lambda v: 0 <= v <= 1, "must lie in [0, 1]")
+
+
+#: Library parameter names -> the command-line option that sets them (to name the argument in errors).
+OPTION_OF = {
+    "epsilon": "--epsilon", "delta": "--delta", "delta2": "--delta2", "radius": "--radius", "alpha": "--alpha",
+    "p_hat_min": "--p-hat-min", "p_hat": "--p-hat", "m": "--m", "solver": "--solver", "utility": "--utility",
+    "method": "--method", "counts": "--counts", "samples": "--samples", "name": "--attribute",
+}
+
+
+def name_argument(message: str) -> str:
+    """Prefix a library error message with the command-line option it is about (``argument --x: ...``)."""
+    if message.startswith("argument "):
+        return message
+    first = message.split(" ", 1)[0].strip("'\"")
+    opt = OPTION_OF.get(first)
+    return f"argument {opt}: {message}" if opt else message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------------------------------------
+def jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays and non-finite floats into JSON-compatible values."""
+    import numpy as np  # noqa: PLC0415 - keep `--help` free of numpy
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, pathlib.Path):
+        return str(obj)
+    return obj
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as indented JSON on stdout (numpy values converted by :func:`jsonable`)."""
+    print(json.dumps(jsonable(obj), indent=2))
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned, floats with 4 digits."""
+    import numpy as np  # noqa: PLC0415
+
+    def cell(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return f"{float(v):.4g}"
+        return str(v)
+
+    cells = [[cell(v) for v in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in cells:
+        lines.append("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# input: counts files and streamed CSV / Parquet columns
+# ---------------------------------------------------------------------------------------------------------
+def table_source(path: str, option: str, delimiter: str | None = None, parquet: bool | None = None) -> Any:
+    """A streamed CSV/Parquet source (:class:`pml_design.deploy.TableSource`); pyarrow imported lazily."""
+    from ..deploy.streaming import TableSource  # noqa: PLC0415
+
+    return TableSource(path, option, delimiter=delimiter, parquet=parquet)
+
+
+def csv_column_counts(path: str, column: str, delimiter: str | None, option: str = "--csv",
+                      parquet: bool | None = None) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct values of a column and their counts (streamed; blanks and '?'/NA dropped)."""
+    from ..deploy.streaming import column_counts  # noqa: PLC0415
+
+    return column_counts(table_source(path, option, delimiter, parquet), column)
+
+
+def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
+    """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional).
+
+    A header is the first line only if its last field is a name (letters, no digits), e.g. ``category,count``;
+    a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
+    """
+    p = pathlib.Path(path)
+    if not p.is_file():
+        raise CliError(f"argument --counts: file not found: {path}")
+    raw_bytes = p.read_bytes()
+    if b"\x00" in raw_bytes[:65536]:
+        raise CliError(f"argument --counts: not a text file (it contains NUL bytes): {path}")
+    try:
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"argument --counts: not UTF-8 text (bad byte at offset {exc.start}): {path}") from None
+    labels: list[str] = []
+    counts: list[float] = []
+    first_line: dict[str, int] = {}
+    seen_data = False
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [t.strip() for t in line.replace("\t", ",").replace(";", ",").split(",") if t.strip() != ""]
+        if len(parts) == 1 and " " in parts[0]:
+            parts = parts[0].split()
+        try:
+            value = float(parts[-1])
+        except ValueError:
+            if not seen_data and all(ch.isalpha() or ch in "_ -" for ch in parts[-1]):  # a header line
+                seen_data = True
+                continue
+            raise CliError(f"argument --counts: {path}, line {lineno}: not a count: {parts[-1]!r}") from None
+        seen_data = True
+        if not math.isfinite(value) or value < 0 or not value.is_integer():
+            raise CliError(f"argument --counts: {path}, line {lineno}: counts must be non-negative integers, got {value!r}")
+        label = parts[0] if len(parts) > 1 else str(len(labels))
+        if label in first_line:
+            raise CliError(f"argument --counts: {path}, line {lineno}: duplicate label {label!r} (first on line "
+                           f"{first_line[label]})")
+        first_line[label] = lineno
+        counts.append(value)
+        labels.append(label)
+    if not counts:
+        raise CliError(f"argument --counts: {path} holds no counts (file is empty)")
+    if len(counts) < 2:
+        raise CliError(f"argument --counts: {path} must hold at least 2 categories, got {len(counts)}")
+    import numpy as np  # noqa: PLC0415
+
+    return np.asarray(counts, dtype=np.int64), labels

@@ -1,0 +1,167 @@
+"""``pml-design design``: an optimal PML mechanism from a CSV/Parquet column or a counts file."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import pathlib
+from typing import Any
+
+from ._common import (
+    FORMATTER,
+    UTILITIES,
+    CliError,
+    ball_radius,
+    csv_column_counts,
+    design_epsilon,
+    failure_probability,
+    jsonable,
+    positive_float,
+    print_json,
+    read_counts,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``design`` on the subparsers ``sub`` of the ``pml-design`` parser."""
+    p = sub.add_parser("design", formatter_class=FORMATTER, help="design a mechanism from a CSV column or counts",
+                       description="Design the utility-optimal mechanism that is epsilon-PML for every distribution "
+                       "in the l1 ball around the empirical distribution of the data (radius from --delta, core "
+                       "paper eq. (7), or given with --radius), certify it, and write it as JSON (+ CSV matrix).")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--csv", metavar="FILE", help="CSV file with a header row")
+    src.add_argument("--parquet", metavar="FILE", help="Parquet file (instead of --csv)")
+    src.add_argument("--counts", metavar="FILE", help="file with one 'count' or 'label,count' per line")
+    p.add_argument("--column", help="column of --csv (header name or 0-based index)")
+    p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
+    p.add_argument("--epsilon", type=design_epsilon, required=True, help="privacy parameter epsilon")
+    rad = p.add_mutually_exclusive_group(required=True)
+    rad.add_argument("--delta", type=failure_probability, help="failure probability; the radius is beta*(delta)")
+    rad.add_argument("--radius", type=ball_radius, help="l1 radius of the uncertainty ball, given directly")
+    p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
+    p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
+                   help="exact extreme-ray LP (N <= 16) or column generation")
+    p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
+    p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
+    p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
+                   help="wall-clock limit of the column-generation method (default 60); a warning names the gap left")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar with value, bound and gap on stderr (default: when stderr is a terminal)")
+    p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
+    p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
+                   "PREFIX.csv")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def _solver_options(args: argparse.Namespace) -> dict | None:
+    """``solver_options`` of the column-generation method from ``--time-limit`` and ``--progress/--no-progress``."""
+    opts = {k: v for k, v in (("time_limit", args.time_limit), ("progress", args.progress)) if v is not None}
+    return opts or None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``pml-design design``; returns the exit status."""
+    import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run
+
+    import pml_design as pml  # noqa: PLC0415
+
+    if args.csv is not None or args.parquet is not None:
+        option = "--csv" if args.csv is not None else "--parquet"
+        if args.column is None:
+            raise CliError(f"argument --column: required with {option}")
+        path = args.csv if args.csv is not None else args.parquet
+        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None)
+        source = {option[2:]: path, "column": args.column}
+    else:
+        counts, labels = read_counts(args.counts)
+        source = {"counts": args.counts}
+    n = len(labels)
+    if n < 2:
+        raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
+    m = int(counts.sum())
+    if m == 0:
+        raise CliError("argument --counts: all counts are zero")
+    if args.delta is not None:
+        est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
+                                     categories=labels, utility=args.utility, method=args.method,
+                                     solver=args.solver, allow_zero=args.allow_zero,
+                                     solver_options=_solver_options(args))
+        res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
+        statement = est.statement()
+    else:
+        p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
+        res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
+                        solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
+        radius, delta = float(args.radius), None
+        statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
+                     f"the estimate from m={m} samples")
+    out: dict[str, Any] = {
+        "source": source,
+        "categories": labels,
+        "counts": counts,
+        "m": m,
+        "p_hat": p_hat,
+        "epsilon": float(args.epsilon),
+        "delta": delta,
+        "radius": radius,
+        "certified_epsilon": res.certified_epsilon,
+        "statement": statement,
+        "utility_name": res.utility_name,
+        "utility": res.utility,
+        "upper_bound": res.upper_bound,
+        "optimal": res.optimal,
+        "method": res.method,
+        "solver": res.solver,
+        "matrix": res.matrix,
+        "matrix_rows": "inputs (categories)",
+        "matrix_columns": "outputs",
+    }
+    if args.compare:
+        cmp = pml.compare_with_ldp(res)
+        out["ldp_comparison"] = {"optimal_ldp": cmp.optimal_ldp, "randomized_response": cmp.randomized_response,
+                                 "rr_calibrated_to_pml": cmp.rr_pml, "gain_over_ldp": cmp.gain_over_ldp}
+    written = []
+    if args.output is not None:
+        written = _write_design_files(args.output, res, labels, delta, m,
+                                      {k: out[k] for k in ("source", "counts", "ldp_comparison") if k in out})
+        out["files"] = written
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"estimate from m={m} samples over {n} categories: "
+          + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
+    print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, core paper eq. (7))" if delta is not None else ""))
+    print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} = {res.utility:.6g} "
+          f"(upper bound {res.upper_bound:.6g}, optimal={res.optimal}, method {res.method}, solver {res.solver})")
+    print(f"certified: {statement}")
+    if args.compare:
+        c = out["ldp_comparison"]
+        print(f"optimal LDP: {c['optimal_ldp']:.6g}   randomized response: {c['randomized_response']:.6g}   "
+              f"gain over LDP: {c['gain_over_ldp']:.3g}x")
+    with np.printoptions(precision=4, suppress=True, linewidth=120):
+        print("mechanism P(y|x) (rows = categories):")
+        print(res.matrix)
+    for f in written:
+        print(f"wrote {f}")
+    return 0
+
+
+def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: float | None, m: int,
+                        extra: dict) -> list[str]:
+    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
+    from ..deploy.file import _write_atomically  # noqa: PLC0415
+
+    prefix = pathlib.Path(prefix_arg)
+    if prefix.parent and not prefix.parent.exists():
+        raise CliError(f"argument --output: directory does not exist: {prefix.parent}")
+    jpath = prefix.with_name(prefix.name + ".json")
+    cpath = prefix.with_name(prefix.name + ".csv")
+    rows = [["input"] + [f"y{j}" for j in range(res.matrix.shape[1])]]
+    rows += [[lab] + [repr(float(v)) for v in row] for lab, row in zip(labels, res.matrix)]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    res.save(jpath, delta=delta, m=m, extra=jsonable(extra))
+    _write_atomically(cpath, buf.getvalue())
+    return [str(jpath), str(cpath)]

@@ -1,0 +1,36 @@
+"""Deploying a designed mechanism: mechanism files, DataFrames, streamed CSV / Parquet tables.
+
+==========================  ==========================================================================
+module                      implements
+==========================  ==========================================================================
+:mod:`.file`                mechanism files: save, load (hash-checked, re-certified, core Definition 5)
+:mod:`.dataframe`           privatize a column of a pandas / Dask DataFrame (per-partition seeds)
+:mod:`.streaming`           streamed CSV / Parquet privatize and estimate (the command line's engine)
+==========================  ==========================================================================
+
+pandas, dask and pyarrow are imported only inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+from .dataframe import as_mechanism, privatize_dataframe
+from .file import FORMAT, FORMAT_VERSION, MechanismFileError, content_hash, load_mechanism, save_mechanism
+from .file import temporary_sibling  # noqa: F401 - importable from here as before the split (not in __all__)
+from .streaming import MISSING_VALUES, TableError, TableSource, column_counts, privatize_table, report_counts
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MISSING_VALUES",
+    "MechanismFileError",
+    "TableError",
+    "TableSource",
+    "as_mechanism",
+    "column_counts",
+    "content_hash",
+    "load_mechanism",
+    "privatize_dataframe",
+    "privatize_table",
+    "report_counts",
+    "save_mechanism",
+]

@@ -1,0 +1,168 @@
+"""Privatize a column of a pandas or Dask DataFrame with a designed mechanism.
+
+The same call works on a pandas DataFrame in memory and, unchanged, on a Dask DataFrame partitioned over a
+cluster: :func:`privatize_dataframe` maps every partition independently (no shuffle, no collection to the
+client), drawing partition ``i``'s randomness from ``numpy.random.SeedSequence(seed, spawn_key=(i,))``, so
+the result is reproducible for a given seed and partitioning, and the streams of different partitions are
+independent (O'Neill 2015; NumPy's ``SeedSequence`` spawning). Each record gets ``Y ∼ P_{Y|X=x}``
+independently (core paper, Section II), exactly as :meth:`pml_design.Mechanism.privatize`.
+
+pandas and dask are imported only when used.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_generator, fmt
+
+__all__ = ["as_mechanism", "privatize_dataframe"]
+
+
+def as_mechanism(mechanism: object) -> Any:
+    """A :class:`~pml_design.Mechanism` from a Mechanism, a DesignResult / EstimatedDesign, or a mechanism file.
+
+    Parameters
+    ----------
+    mechanism : Mechanism, DesignResult, EstimatedDesign, str or os.PathLike
+        A path is read with :func:`pml_design.load_mechanism` (checked and re-certified).
+
+    Returns
+    -------
+    Mechanism
+    """
+    from ..mechanisms.mechanism import Mechanism  # noqa: PLC0415
+
+    if isinstance(mechanism, Mechanism):
+        return mechanism
+    if isinstance(mechanism, (str, os.PathLike)):
+        from .file import load_mechanism  # noqa: PLC0415
+
+        return load_mechanism(mechanism)
+    inner = getattr(mechanism, "mechanism", None)
+    if isinstance(inner, Mechanism):
+        return inner
+    raise TypeError(f"mechanism must be a Mechanism, a DesignResult, an EstimatedDesign or a mechanism file path, "
+                    f"got {fmt(mechanism)}")
+
+
+def _seed_sequence(rng: object) -> np.random.SeedSequence:
+    """Root SeedSequence from ``rng``: a seed, a SeedSequence, a Generator (draws the entropy) or None."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    as_generator(rng)  # validates the type and the sign of a seed
+    return np.random.SeedSequence(None if rng is None else int(rng))  # type: ignore[arg-type]
+
+
+def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
+    """Privatized values of one pandas Series: output labels (a Categorical if the input was one) or codes."""
+    import pandas as pd  # noqa: PLC0415
+
+    from ..mechanisms.mechanism import _encode  # noqa: PLC0415
+
+    if len(series) == 0:
+        return series.copy()
+    codes, as_labels = _encode(series, mech.labels, mech.n_inputs, "column")
+    y = mech.privatize_codes(codes, gen)
+    if not as_labels:
+        return pd.Series(y, index=series.index, name=series.name)
+    out_labels = list(mech.output_labels)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        values = pd.Categorical.from_codes(y, categories=out_labels)
+    elif isinstance(series.dtype, pd.StringDtype) and all(isinstance(v, str) for v in out_labels):
+        import pyarrow as pa  # noqa: PLC0415 - pandas' string dtype is pyarrow-backed
+
+        values = pd.array(pa.array(out_labels, type=pa.string()).take(pa.array(y)), dtype=series.dtype)
+    else:
+        values = np.empty(len(out_labels), dtype=object)
+        values[:] = out_labels
+        values = values[y]
+    return pd.Series(values, index=series.index, name=series.name, dtype=None if not isinstance(values, np.ndarray)
+                     else object)
+
+
+def _check_column(columns: Any, column: object, output_column: object) -> Any:
+    if column not in list(columns):
+        raise ValueError(f"column {column!r} is not in the DataFrame; its columns are {fmt(list(columns))}")
+    return column if output_column is None else output_column
+
+
+def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = None, *,
+                        output_column: Any = None) -> Any:
+    """Replace one column of a pandas or Dask DataFrame by its privatized values.
+
+    Implements: the local model of the core paper (Section II), per record ``Y ∼ P_{Y|X=x}``, vectorised per
+    partition (:meth:`~pml_design.Mechanism.privatize`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or dask.dataframe.DataFrame
+        The data; not modified (a new frame is returned; lazy for Dask).
+    column : hashable
+        The column holding the secret categories (labels of the mechanism, or integer codes).
+    mechanism : Mechanism, DesignResult, EstimatedDesign, str or os.PathLike
+        The mechanism, or the path of a mechanism file (:func:`pml_design.load_mechanism`).
+    rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
+        Randomness. pandas: used as one Generator over the column (the result equals
+        ``mechanism.privatize(df[column], rng=rng)``). Dask: partition ``i`` uses
+        ``default_rng(SeedSequence(seed, spawn_key=(i,)))``, reproducible for a seed and a partitioning (a
+        Generator is turned into a seed by drawing from it; None: fresh OS entropy).
+    output_column : hashable, optional
+        Write the privatized values to this column instead and keep ``column`` (e.g. for testing; do not
+        release the original column).
+
+    Returns
+    -------
+    pandas.DataFrame or dask.dataframe.DataFrame
+        A copy with ``column`` (or ``output_column``) holding the privatized labels: the mechanism's
+        :attr:`~pml_design.Mechanism.output_labels` (as a Categorical when the input column is one), or
+        integer output codes when the column holds codes.
+
+    Raises
+    ------
+    ValueError
+        Unknown column, or values the mechanism does not know (naming a few of them).
+    TypeError
+        ``df`` is not a DataFrame, or a bad ``mechanism`` / ``rng``.
+    """
+    mech = as_mechanism(mechanism)
+    module = type(df).__module__
+    if module.startswith("dask"):
+        return _privatize_dask(df, column, mech, _seed_sequence(rng), output_column)
+    import pandas as pd  # noqa: PLC0415
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas or Dask DataFrame, got {type(df).__name__}")
+    target = _check_column(df.columns, column, output_column)
+    out = df.copy()
+    out[target] = _privatize_series(df[column], mech, as_generator(rng))
+    return out
+
+
+def _privatize_dask(ddf: Any, column: Any, mech: Any, root: np.random.SeedSequence, output_column: Any) -> Any:
+    import pandas as pd  # noqa: PLC0415
+
+    target = _check_column(ddf.columns, column, output_column)
+    entropy = root.entropy
+    base_key = tuple(root.spawn_key)
+
+    def one_partition(part: Any, partition_info: dict | None = None) -> Any:
+        index = 0 if partition_info is None else int(partition_info["number"])
+        seq = np.random.SeedSequence(entropy, spawn_key=(*base_key, index))
+        out = part.copy()
+        out[target] = _privatize_series(part[column], mech, np.random.default_rng(seq))
+        return out
+
+    meta = ddf._meta.copy()
+    if mech.labels is None:
+        meta[target] = pd.Series([], dtype=np.int64)
+    elif isinstance(meta[column].dtype, pd.CategoricalDtype):
+        meta[target] = pd.Series(pd.Categorical([], categories=list(mech.output_labels)))
+    else:
+        meta[target] = pd.Series([], dtype=object)
+    return ddf.map_partitions(one_partition, meta=meta)
