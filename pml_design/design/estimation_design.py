@@ -40,6 +40,7 @@ from itertools import combinations
 
 import numpy as np
 
+from ..mechanisms.frequency_oracles.fisher import fisher_information
 from ..uncertainty import L1Ball, UncertaintySet
 from .anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
 from .certify import certify
@@ -52,16 +53,6 @@ __all__ = ["design_frequency_estimation", "fisher_information", "subset_directio
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Budget of k-subset seed columns (all C(N, k) subsets when they fit).
 SUBSET_SEED_BUDGET: int = 400
-
-
-def fisher_information(matrix: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """``F(W) = Σ_y w_y w_yᵀ/(P·w_y)``: Fisher information of one report about P (outputs with P·w_y = 0 dropped)."""
-    W = np.asarray(matrix, dtype=float)
-    q = prior @ W
-    used = q > 0
-    Wu = W[:, used]
-    F = (Wu / q[used]) @ Wu.T
-    return 0.5 * (F + F.T)
 
 
 def _subset_floor(uset: UncertaintySet, masks: np.ndarray) -> np.ndarray:
