@@ -35,7 +35,8 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from ..._validation import check_epsilon, check_finite_array, check_positive_int, check_probability_vector, fmt
-from ..mechanism import Mechanism, _as_symbols, project_to_simplex
+from ..labels import _as_symbols
+from ..mechanism import Mechanism, project_to_simplex
 
 __all__ = ["CHUNK_ELEMENTS", "MAX_CHANNEL_ENTRIES", "MAX_REPORT_BYTES", "FrequencyOracle"]
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..._validation import as_generator
-from ..mechanism import _as_symbols
+from ..labels import _as_symbols
 from .base import CHUNK_ELEMENTS, FrequencyOracle, _check_inputs, _check_report_bytes, _integer_reports
 
 __all__ = ["GeneralizedRandomizedResponse", "OptimizedUnaryEncoding", "grr", "oue"]
