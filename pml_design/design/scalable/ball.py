@@ -18,7 +18,7 @@ from ...uncertainty import L1Ball
 from ..anytime import PROOF_RTOL, _progress_update
 from ..result import SolverFailedError
 from ..utilities import LinearUtility, MapAccuracy, Utility
-from .master import MAX_NEW_COLUMNS, _cg_result, _Master, column_generation
+from .master import MAX_NEW_COLUMNS, _cg_result, _lagrangian_bound, _Master, column_generation
 
 __all__ = ["ball_column_generation"]
 
@@ -150,7 +150,7 @@ def ball_column_generation(
             cand = cand[:MAX_NEW_COLUMNS]
         if cand:
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
-        upper = min(upper, float(lam.sum() + max(ub_rc, 0.0)))
+        upper = min(upper, _lagrangian_bound(lam, ub_rc))
         history.append((it, value, upper))
         if upper - value <= rtol * max(1.0, abs(value)):
             proven = True
@@ -167,7 +167,7 @@ def ball_column_generation(
             _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
             nodes_total += nodes
             ub_rc = max(ub_rc, ub)
-        upper = float(lam.sum() + max(ub_rc, 0.0))
+        upper = _lagrangian_bound(lam, ub_rc)
     R = np.array(master.cols)
     # drop columns so light that clipping their entries (certify zeroes entries < 1e-13) would change their
     # shape: a column's leakage does not depend on its weight

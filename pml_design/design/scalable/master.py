@@ -75,6 +75,15 @@ class _Master:
         return float(self.h.getInfo().objective_function_value), np.asarray(sol.row_dual), np.asarray(sol.col_value)
 
 
+def _lagrangian_bound(lam: np.ndarray, ub_rc: float) -> float:
+    """``1ᵀλ + max(ub_rc, 0)``: the Lagrangian (Lasdon) bound of the master, valid for any duals λ.
+
+    Every mechanism is ``Σ_k θ_k r_k`` over normalised rays with ``Σ θ_k = ν·1 = 1``, so
+    ``U* ≤ 1ᵀλ + max_r (v(r) − λ·r)``; ``ub_rc`` must bound that maximum from above (the pricing's bound).
+    """
+    return float(lam.sum() + max(ub_rc, 0.0))
+
+
 def _cg_result(
     master: _Master, W: np.ndarray, value: float, upper: float, proven: bool, it: int, t0: float, history: list,
     nodes: int, lam: np.ndarray,
@@ -185,7 +194,7 @@ def column_generation(
             ub_rc = np.inf
             if c is not None and best_rc > rtol * max(1.0, abs(value)):
                 master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
-        bound = float(lam.sum() + max(ub_rc, 0.0))
+        bound = _lagrangian_bound(lam, ub_rc)
         upper = min(upper, bound)
         history.append((it, value, upper))
         if upper - value <= rtol * max(1.0, abs(value)):
@@ -205,7 +214,7 @@ def column_generation(
             deadline=time.perf_counter() + min(1.0, 0.05 * time_limit),
         )
         nodes_total += nodes
-        upper = float(lam.sum() + max(ub_rc, 0.0))
+        upper = _lagrangian_bound(lam, ub_rc)
     R = np.array(master.cols)
     tags = np.array(master.tags)
     used = theta > 1e-13

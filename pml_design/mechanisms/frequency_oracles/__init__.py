@@ -26,9 +26,7 @@ Implements
 
 Variance models
 ---------------
-``inputs="fixed"`` is [WBLJ17]'s model: a fixed data set whose value frequencies are ``p`` (only the
-privatization is random). ``inputs="iid"``: records drawn i.i.d. from ``p``; by the law of total variance it
-adds the multinomial term ``p_v (1 − p_v)/n`` exactly (the fixed variance is affine in the frequencies).
+``inputs="fixed"`` ([WBLJ17]'s fixed data set) or ``inputs="iid"`` (records drawn i.i.d.; see :mod:`.base`).
 :func:`estimation_mse` is in the i.i.d. model.
 
 Memory
