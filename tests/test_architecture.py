@@ -207,7 +207,7 @@ def test_flat_api_is_lazy_and_resolves_to_the_submodules_objects():
     import pml_design.leakage
     import pml_design.sweep  # noqa: F401 - binding the submodules must not replace the functions
 
-    assert isinstance(pml.design, types.FunctionType) and pml.design.__module__ == "pml_design.design"
+    assert isinstance(pml.design, types.FunctionType) and pml.design.__module__.startswith("pml_design.design")
     assert isinstance(pml.leakage, types.FunctionType) and isinstance(pml.sweep, types.FunctionType)
     assert isinstance(pml.histogram, types.ModuleType) and pml.histogram.histogram_scale_for is pml.histogram_scale_for
     assert set(pml.__all__) <= set(dir(pml)) and "deploy" in dir(pml)
@@ -220,7 +220,7 @@ def test_flat_api_is_lazy_and_resolves_to_the_submodules_objects():
 
 def test_no_module_over_600_lines():
     #: Being split on the concurrent branch of issue 15 (design/ and mechanisms/ internals); empty this after merging.
-    split_elsewhere = {"design/scalable.py", "design/lp.py", "mechanisms/frequency_oracles.py"}
+    split_elsewhere: set[str] = set()
     lengths = {str(p.relative_to(PKG)): len(p.read_text(encoding="utf-8").splitlines()) for p in PKG.rglob("*.py")}
     over = {k: v for k, v in lengths.items() if v > 600}
     assert set(over) <= split_elsewhere, over

@@ -1,6 +1,6 @@
 """LP backends for the sparse linear designs: one interface, several solvers.
 
-Every backend solves a :class:`~pml_design.design.lp.LinearProgram` (``max cᵀx, row_lower ≤ Ax ≤ row_upper,
+Every backend solves a :class:`~pml_design.design.lp_model.LinearProgram` (``max cᵀx, row_lower ≤ Ax ≤ row_upper,
 lb ≤ x ≤ ub``) and returns an :class:`LPSolution` with the primal ``x`` and row multipliers ``y`` in the
 maximisation convention (``y_i ≥ 0`` on a binding upper row bound: ``c ≈ Aᵀy`` plus reduced costs).
 
@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from .._validation import fmt
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .lp import LinearProgram
+    from .lp_model import LinearProgram
 
 __all__ = [
     "BACKENDS",

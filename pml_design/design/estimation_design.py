@@ -40,7 +40,9 @@ from itertools import combinations
 
 import numpy as np
 
+from ..mechanisms.frequency_oracles.fisher import fisher_information
 from ..uncertainty import L1Ball, UncertaintySet
+from .anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
 from .certify import certify
 from .result import DesignResult, SolverFailedError
 from .utilities import FrequencyEstimation
@@ -51,18 +53,6 @@ __all__ = ["design_frequency_estimation", "fisher_information", "subset_directio
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Budget of k-subset seed columns (all C(N, k) subsets when they fit).
 SUBSET_SEED_BUDGET: int = 400
-#: Relative gap at which the design counts as proven optimal.
-PROOF_RTOL: float = 1e-6
-
-
-def fisher_information(matrix: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """``F(W) = Σ_y w_y w_yᵀ/(P·w_y)``: Fisher information of one report about P (outputs with P·w_y = 0 dropped)."""
-    W = np.asarray(matrix, dtype=float)
-    q = prior @ W
-    used = q > 0
-    Wu = W[:, used]
-    F = (Wu / q[used]) @ Wu.T
-    return 0.5 * (F + F.T)
 
 
 def _subset_floor(uset: UncertaintySet, masks: np.ndarray) -> np.ndarray:
@@ -294,10 +284,7 @@ def design_frequency_estimation(
             "utility 'frequency_estimation' needs epsilon > 0: at epsilon = 0 every PML mechanism has identical rows "
             "and no distribution can be estimated"
         )
-    import sys  # noqa: PLC0415
-
-    if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    progress = _default_progress(progress)
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     gen = as_generator(0 if rng is None else rng)
@@ -355,8 +342,7 @@ def design_frequency_estimation(
             d_c = _gradients(cand, M2) + nu @ cand
         val = f if d_opt else f - sq
         lb = lower if d_opt else lower - sq
-        bar.update(1)
-        bar.set_postfix(value=f"{val:.6g}", bound=f"{lb:.6g}", refresh=False)
+        _progress_update(bar, val, lb)
         if R_all is not None and f - lower <= PROOF_RTOL * max(1.0, abs(f)):
             proven = True
             break
@@ -395,18 +381,10 @@ def design_frequency_estimation(
             ),
             stacklevel=3,
         )
-    if np.isfinite(lower_val) and value - lower_val > 0.01 * max(abs(value), 1e-300):
-        import warnings  # noqa: PLC0415
-
-        from .result import PMLDesignWarning  # noqa: PLC0415
-
-        warnings.warn(
-            PMLDesignWarning(
-                f"the frequency-estimation design is within {(value - lower_val) / value:.2%} of optimal (error "
-                f"{value:.6g}, lower bound {lower_val:.6g}) after the time limit of {time_limit:g} s; raise "
-                "solver_options={'time_limit': ...} to reduce the gap"
-            ),
-            stacklevel=3,
+    if np.isfinite(lower_val):  # the MSE is > 0: its relative gap is (value − lower) / value
+        _warn_gap(
+            (value - lower_val) / max(abs(value), 1e-300), "frequency-estimation",
+            f"error {value:.6g}, lower bound {lower_val:.6g}", time_limit,
         )
     return DesignResult(
         matrix=cert.matrix,

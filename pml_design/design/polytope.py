@@ -30,6 +30,7 @@ Forms
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -37,6 +38,7 @@ import numpy as np
 
 from .._validation import check_epsilon, check_positive_int, fmt
 from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet, as_uncertainty_set
+from .result import SolverFailedError
 
 __all__ = ["FORMS", "MechanismPolytope", "build_polytope", "check_form", "default_form", "resolve_form"]
 
@@ -238,3 +240,26 @@ def build_polytope(
         cons += c_s + [inv * t <= s]
         aux["s"] = s
     return MechanismPolytope(uset, eps, form, P, inv, cons, aux)
+
+
+_OK = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+
+
+def _solve(prob: cp.Problem, solver: str, options: dict, at: str = "") -> float:
+    """Solve a cvxpy design problem; return the solve time (s). ``at`` (e.g. " at epsilon=0.5") goes into errors.
+
+    Raises :class:`~pml_design.design.result.SolverFailedError` on a solver error or a status other than
+    optimal / optimal_inaccurate (never a half-solved problem).
+    """
+    opts = dict(options)
+    if solver == "CLARABEL":
+        opts.setdefault("direct_solve_method", "qdldl")
+    t0 = time.perf_counter()
+    try:
+        prob.solve(solver=solver, **opts)
+    except cp.error.SolverError as exc:
+        raise SolverFailedError(f"solver {solver} failed{at}: {exc}", str(prob.status)) from exc
+    elapsed = time.perf_counter() - t0
+    if prob.status not in _OK:
+        raise SolverFailedError(f"the design problem{at} was not solved", str(prob.status))
+    return elapsed

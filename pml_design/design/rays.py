@@ -168,7 +168,7 @@ def l1_ball_rays(center: np.ndarray, radius: float, epsilon: float) -> np.ndarra
     p = np.asarray(center, dtype=float)
     n = p.shape[0]
     masks = np.arange(1, 2**n, dtype=np.int64)
-    bits = ((masks[:, None] >> np.arange(n)) & 1).astype(bool)
+    bits = _subsets(n)[1:]  # row k − 1 is the bitmask k
     mass = bits.astype(float) @ p
     f = np.where(masks == 2**n - 1, 1.0, np.maximum(0.0, mass - radius / 2.0))
     h = float(np.exp(epsilon)) * f - 1.0

@@ -9,16 +9,16 @@ designed per ε (their extreme rays depend on ε). Every point is certified like
 
 from __future__ import annotations
 
-import time
-
 import cvxpy as cp
 import numpy as np
 
 from .._validation import check_epsilon, check_finite_array
 from ..uncertainty import L1Ball, as_uncertainty_set
+from .api import DEFAULT_SOLVER, _check_solver, _lp_only_solver, _scalable_opts, _utility_prior, design
 from .certify import certified_result
-from .polytope import build_polytope
-from .result import DesignResult, SolverFailedError
+from .polytope import _solve, build_polytope
+from .rays import AUTO_EXACT_SIZE_GENERIC
+from .result import DesignResult
 from .utilities import LinearUtility, as_utility
 
 __all__ = ["tradeoff_curve"]
@@ -60,8 +60,6 @@ def tradeoff_curve(
     list of DesignResult
         One per ε, in the given order.
     """
-    from . import AUTO_EXACT_SIZE_GENERIC, DEFAULT_SOLVER, _check_solver, _lp_only_solver, _scalable_opts, _utility_prior, design
-
     uset = as_uncertainty_set(uncertainty)
     eps_arr = check_finite_array(epsilons, "epsilons", ndim=1)
     eps_list = [check_epsilon(e, "epsilons") for e in eps_arr]
@@ -99,19 +97,10 @@ def tradeoff_curve(
     )
     prob = poly.problem(objective)
     opts: dict = {"canon_backend": cp.COO_CANON_BACKEND}
-    if used_solver == "CLARABEL":
-        opts["direct_solve_method"] = "qdldl"
     results = []
     for e in eps_list:
         poly.set_epsilon(e)
-        t0 = time.perf_counter()
-        try:
-            prob.solve(solver=used_solver, **opts)
-        except cp.error.SolverError as exc:
-            raise SolverFailedError(f"solver {used_solver} failed at epsilon={e!r}: {exc}", str(prob.status)) from exc
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise SolverFailedError(f"the design problem at epsilon={e!r} was not solved", str(prob.status))
-        elapsed = time.perf_counter() - t0
+        elapsed = _solve(prob, used_solver, opts, at=f" at epsilon={e!r}")
         results.append(
             certified_result(
                 np.asarray(poly.P.value),

@@ -8,14 +8,13 @@ the simplex (Aitchison & Silvey 1958; the derivation is in ``docs/design.md``, "
 
 Records and reports may be integer codes (``0 … N−1`` / ``0 … M−1``) or, when the mechanism carries
 ``labels``, the category labels themselves (strings, numbers, any hashable values, a pandas Series or
-Categorical).
+Categorical; validation and lookup in :mod:`.labels`).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Literal
@@ -25,6 +24,7 @@ import numpy as np
 from .._validation import as_generator, check_mechanism, check_positive_int, check_probability_vector, fmt
 from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
+from .labels import _default_output_labels, _encode, _label_array, check_labels, label_codes
 
 __all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
 
@@ -42,159 +42,6 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
     theta = css[rho] / (rho + 1.0)
     return np.maximum(v - theta, 0.0)
 
-
-def _as_symbols(data: object, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(data)
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if not np.issubdtype(arr.dtype, np.integer):
-        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"{name} must be integers in [0, {n}), got dtype {arr.dtype}")
-    bad = (arr < 0) | (arr >= n)
-    if np.any(bad):
-        raise ValueError(f"{name} must lie in [0, {n}); found {int(arr[bad].ravel()[0])}")
-    return arr.astype(np.int64, copy=False)
-
-
-def _is_missing(v: object) -> bool:
-    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
-
-
-def check_labels(labels: object, size: int | None = None, name: str = "labels") -> tuple:
-    """Validate category labels: a sequence of distinct, hashable, non-missing values (length ``size``).
-
-    Parameters
-    ----------
-    labels : sequence
-        E.g. a list of strings, a numpy array, a pandas Index.
-    size : int, optional
-        Required length.
-    name : str
-        Argument name for error messages.
-
-    Returns
-    -------
-    tuple
-        The labels as plain Python scalars (numpy scalars converted with ``.item()``).
-    """
-    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or not hasattr(labels, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of category labels, got {fmt(labels)}")
-    out = tuple(v.item() if isinstance(v, np.generic) else v for v in labels)
-    if size is not None and len(out) != size:
-        raise ValueError(f"{name} must have {size} entries (one per category), got {len(out)}: {fmt(list(out))}")
-    seen: dict = {}
-    for i, v in enumerate(out):
-        if _is_missing(v):
-            raise ValueError(f"{name} must not contain missing values, got {v!r} at position {i}")
-        try:
-            j = seen.setdefault(v, i)
-        except TypeError:
-            raise TypeError(f"{name} must be hashable values, got {fmt(v)} at position {i}") from None
-        if j != i:
-            raise ValueError(f"{name} must be distinct; {v!r} appears at positions {j} and {i}")
-    return out
-
-
-def _all_integers(labels: Sequence) -> bool:
-    return all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in labels)
-
-
-def _all_numbers(labels: Sequence) -> bool:
-    return all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in labels)
-
-
-def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
-    """Integer codes (positions in ``labels``) of label values; unknown or missing values raise ``ValueError``.
-
-    Hash-based (:meth:`pandas.Index.get_indexer`), O(n). A pandas Categorical/Series is matched through its
-    categories, so only its (few) categories are looked up.
-    """
-    import pandas as pd  # noqa: PLC0415 - only needed for labelled data
-
-    raw = values.array if isinstance(values, (pd.Series, pd.Index)) else values
-    index = pd.Index(list(labels))
-    if isinstance(raw, pd.Categorical):
-        cat_codes = index.get_indexer(raw.categories)
-        present = np.zeros(len(raw.categories), dtype=bool)
-        present[raw.codes[raw.codes >= 0]] = True
-        unknown = [c for c, k, seen in zip(raw.categories, cat_codes, present) if k < 0 and seen]
-        if (raw.codes < 0).any():
-            unknown.append(None)
-        if unknown:
-            raise ValueError(f"{name} contains values the mechanism does not know: {fmt(unknown[:5])} "
-                             f"(its labels are {fmt(list(labels))})")
-        return cat_codes[raw.codes].astype(np.int64)
-    if isinstance(raw, pd.api.extensions.ExtensionArray) and isinstance(raw.dtype, pd.StringDtype):
-        arrow = _arrow_codes(raw, labels)
-        if arrow is not None:
-            raw, flat_codes = arrow
-            if (flat_codes >= 0).all():
-                return flat_codes
-    arr = np.asarray(raw)
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    flat = arr.ravel()
-    codes = index.get_indexer(flat)
-    bad = codes < 0
-    if bad.any():
-        unknown = list(dict.fromkeys(flat[bad][:1000].tolist()))[:5]
-        first = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} contains {int(bad.sum())} value(s) the mechanism does not know, e.g. "
-                         f"{fmt(unknown)} (first at position {first}); its labels are {fmt(list(labels))}")
-    return codes.astype(np.int64).reshape(arr.shape)
-
-
-def _arrow_codes(values: Any, labels: Sequence) -> tuple[Any, np.ndarray] | None:
-    """Fast path for a pandas string array: (values, codes with −1 for unknown) by pyarrow's hash lookup."""
-    if not all(isinstance(v, str) for v in labels):
-        return None
-    try:
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.compute as pc  # noqa: PLC0415
-
-        idx = pc.index_in(pa.array(values), value_set=pa.array(list(labels), type=pa.string()))
-    except Exception:  # noqa: BLE001 - no pyarrow or a storage it cannot take: use the generic path
-        return None
-    return values, np.asarray(pc.fill_null(idx, -1).to_numpy(), dtype=np.int64)
-
-
-def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.ndarray, bool]:
-    """(codes, given_as_labels): integer codes pass through; label values are looked up in ``labels``."""
-    if labels is None:
-        return _as_symbols(data, n, name), False
-    kind = getattr(getattr(data, "dtype", None), "kind", None)
-    if kind is None:
-        kind = np.asarray(data).dtype.kind
-    if (kind in "iu" and not _all_integers(labels)) or (kind == "f" and not _all_numbers(labels)):
-        return _as_symbols(data, n, name), False
-    return label_codes(data, labels, name), True
-
-
-def _label_array(labels: tuple) -> np.ndarray:
-    """Labels as a numpy array to index into: a str array when that is lossless (fast), else object."""
-    arr = np.asarray(labels) if all(isinstance(v, str) for v in labels) else None
-    if arr is None or arr.tolist() != list(labels):  # numpy str arrays drop trailing NUL characters
-        arr = np.empty(len(labels), dtype=object)
-        arr[:] = list(labels)
-    return arr
-
-
-def _default_output_labels(W: np.ndarray, labels: tuple) -> tuple:
-    """Output y is named after input x when every column's largest entry is a unique row and the map is 1-1.
-
-    That is the case for randomized response and other "noisy copy" designs, so a privatized column keeps
-    the alphabet of the original; otherwise the outputs are named ``y0 … y{M−1}``.
-    """
-    n, m = W.shape
-    if n == m:
-        top = W.argmax(axis=0)
-        unique_top = (W == W[top, np.arange(m)]).sum(axis=0) == 1
-        if unique_top.all() and np.unique(top).size == m:
-            return tuple(labels[i] for i in top)
-    names = tuple(f"y{j}" for j in range(m))
-    return names
 
 
 def _sum_zero_basis(n: int) -> np.ndarray:

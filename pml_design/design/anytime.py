@@ -1,0 +1,69 @@
+"""Anytime conventions of the column-generation designers: time limit, progress bar, gap warning.
+
+Implements: the anytime contract of ``docs/design.md`` §5 shared by ``method="scalable"`` (:mod:`.scalable`,
+column generation on [15, Theorem 6]'s extreme-ray LP) and the estimation design (:mod:`.estimation_design`):
+the whole call honours ``solver_options={"time_limit": ...}`` (:data:`DEFAULT_TIME_LIMIT` seconds by
+default), a progress bar shows the current value, the bound and their relative gap, and a
+:class:`~pml_design.design.result.PMLDesignWarning` is emitted when the relative gap left at the time limit
+exceeds :data:`WARN_GAP`. The result is certified either way; only the optimality proof may be missing.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+
+import numpy as np
+
+from .result import PMLDesignWarning
+
+__all__ = ["DEFAULT_TIME_LIMIT", "PROOF_RTOL", "WARN_GAP"]
+
+#: Default wall-clock limit (seconds) of ``method="scalable"`` (``solver_options={"time_limit": ...}``).
+DEFAULT_TIME_LIMIT: float = 60.0
+#: Relative gap above which a :class:`PMLDesignWarning` is emitted.
+WARN_GAP: float = 0.01
+#: Relative gap at which column generation counts as proven optimal.
+PROOF_RTOL: float = 1e-6
+
+
+def _check_time_limit(time_limit: object) -> float:
+    """``solver_options["time_limit"]`` as positive float seconds (``TypeError``/``ValueError`` naming it)."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer, np.floating)):
+        raise TypeError(f"solver_options['time_limit'] must be a number of seconds, got {time_limit!r}")
+    t = float(time_limit)
+    if not t > 0 or math.isnan(t):
+        raise ValueError(f"solver_options['time_limit'] must be > 0 seconds, got {time_limit!r}")
+    return t
+
+
+def _default_progress(progress: bool | None) -> bool:
+    """``progress=None`` means: show the bar when stderr is a terminal."""
+    if progress is None:
+        return bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return bool(progress)
+
+
+def _progress_update(bar, value: float, bound: float) -> None:
+    """One iteration on a column-generation progress bar: value, bound and relative gap ``|bound − value|/|bound|``."""
+    bar.update(1)
+    gap = abs(bound - value) / max(abs(bound), 1e-300) if np.isfinite(bound) else np.inf
+    bar.set_postfix(value=f"{value:.6g}", bound=f"{bound:.6g}", gap=f"{gap:.2e}", refresh=False)
+
+
+def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
+    """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` left at the time limit exceeds :data:`WARN_GAP`.
+
+    The message reads "the ``what`` design is within ``rel`` of optimal (``detail``) after the time limit of …;
+    raise solver_options={'time_limit': ...} ``hint`` to reduce the gap". ``stacklevel`` counts from the caller of
+    this helper's caller (default: the user's call of :func:`~pml_design.design.design`).
+    """
+    if rel > WARN_GAP:
+        warnings.warn(
+            PMLDesignWarning(
+                f"the {what} design is within {rel:.2%} of optimal ({detail}) after the time limit of {time_limit:g} s; "
+                f"raise solver_options={{'time_limit': ...}}{hint} to reduce the gap"
+            ),
+            stacklevel=stacklevel,
+        )

@@ -1,0 +1,244 @@
+"""The entry point :func:`design`: one call from an uncertainty set, ε and a utility to a certified mechanism.
+
+Implements: core paper eq. (9) (``max U(P_{Y|X}, P̂_X)`` over ``M(ε, 𝒫)``) by dispatching on the utility and the
+size: linear utilities to the sparse LP (:mod:`.lp`) or the cvxpy polytope (:mod:`.polytope`, Proposition 2 /
+Corollary 1 / [15, Lemma 1] / Remark 1), concave ones to the cvxpy polytope, sub-convex ones to [15, Theorem 6]'s
+extreme-ray LP (:mod:`.exact`) or its column generation (:mod:`.scalable`), the frequency-estimation criterion to
+:mod:`.estimation_design`; every result certified (:mod:`.certify`).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_epsilon, check_positive_int, check_probability_vector, fmt
+from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
+from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit
+from .backends import BACKENDS as LP_BACKENDS
+from .certify import certified_result
+from .exact import _design_subconvex_exact
+from .lp import solve_linear_design, use_sparse_path
+from .polytope import _solve, build_polytope, check_form
+from .rays import AUTO_EXACT_SIZE, AUTO_EXACT_SIZE_GENERIC
+from .result import DesignResult
+from .utilities import FrequencyEstimation, LinearUtility, as_utility
+
+__all__ = ["DEFAULT_SOLVER", "design"]
+
+#: Default cvxpy solver for linear/concave designs (measured in ``benchmarks/bench_designer.py``).
+DEFAULT_SOLVER: str = "CLARABEL"
+
+
+def _utility_prior(uset: UncertaintySet, prior: object | None) -> np.ndarray:
+    if prior is not None:
+        return check_probability_vector(prior, "prior", size=uset.size)
+    if isinstance(uset, L1Ball):
+        return uset.center
+    if isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1:
+        return uset.distributions[0]
+    raise ValueError(
+        f"prior is required to evaluate the utility for {fmt(uset)} (e.g. prior=np.full(N, 1/N)); "
+        "it defaults to the center of an L1Ball or the single distribution of a prior"
+    )
+
+
+def _scalable_opts(options: dict | None) -> dict:
+    opts = dict(options or {})
+    unknown = set(opts) - {"time_limit", "max_nodes", "progress"}
+    if unknown:
+        raise ValueError(
+            f"solver_options for method='scalable' accept 'time_limit', 'max_nodes' and 'progress', got {sorted(unknown)}"
+        )
+    return opts
+
+
+def _check_solver(solver: str | None) -> str | None:
+    """Upper-cased solver name: a cvxpy solver or an LP backend of the sparse linear path (:mod:`.backends`)."""
+    if solver is None:
+        return None
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be a cvxpy solver name or LP backend name (str) or None, got {fmt(solver)}")
+    name = solver.upper()
+    if name not in cp.installed_solvers() and name not in LP_BACKENDS:
+        raise ValueError(
+            f"solver {solver!r} is not installed; installed cvxpy solvers: {cp.installed_solvers()}; "
+            f"LP backends for linear utilities: {sorted(LP_BACKENDS)}"
+        )
+    return name
+
+
+def _lp_only_solver(name: str | None) -> bool:
+    """An LP backend that cvxpy does not know (e.g. CUPDLPX, PDLP_CPU): linear utilities only."""
+    return name is not None and name not in cp.installed_solvers()
+
+
+
+def design(
+    uncertainty: object,
+    epsilon: float,
+    *,
+    utility: object = "mutual_information",
+    method: str = "auto",
+    solver: str | None = None,
+    prior: object | None = None,
+    n_outputs: int | None = None,
+    form: str = "auto",
+    solver_options: dict | None = None,
+) -> DesignResult:
+    """Design the utility-maximising mechanism that is ε-PML for every distribution of a set.
+
+    Implements: core paper, eq. (9) with the constraint set of Proposition 2 / Corollary 1 (any ℓ1 radius
+    via the exact dual form), [15, Lemma 1] for a fixed prior, Remark 1 (simplex = ε-LDP), and
+    [15, Theorem 6] for sub-convex utilities (eq. (2)).
+
+    Parameters
+    ----------
+    uncertainty : UncertaintySet or array_like
+        ``L1Ball(P̂, β)``, ``FiniteSet``, ``Simplex``, or a prior vector (exact knowledge).
+    epsilon : float
+        Target ε ≥ 0.
+    utility : str, Utility or array_like, default "mutual_information"
+        A sub-convex utility by name ("mutual_information", "map_accuracy", "chi_square_information",
+        "total_variation_information") or object, a :class:`LinearUtility`, a :class:`ConcaveUtility`, or a
+        gain matrix (→ LinearUtility).
+    method : {"auto", "exact", "convex", "scalable"}
+        "convex" for linear/concave utilities (one cvxpy solve over the polytope); "exact" for sub-convex
+        ones (extreme-ray LP, N ≤ :data:`MAX_EXACT_SIZE`); "auto" picks the applicable one.
+    solver : str, optional
+        A cvxpy solver name (e.g. "CLARABEL", "ECOS", "HIGHS"). Default: :data:`DEFAULT_SOLVER` for convex
+        designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP. Linear utilities are
+        solved as a sparse LP without cvxpy (:func:`~pml_design.design.lp.solve_linear_design`) by the LP
+        backend "CLARABEL" (default), "HIGHS", "CUPDLPX" (GPU, extra ``pml-design[gpu]``; chosen automatically
+        from N = :data:`~pml_design.design.backends.GPU_AUTO_SIZE` when it imports and a CUDA device exists)
+        or "PDLP_CPU"; other cvxpy names (ECOS, SCS, ...) use the cvxpy model.
+    prior : array_like, optional
+        Distribution under which the utility is evaluated; defaults to the ball's center (the estimate P̂)
+        or the given prior. Required for ``Simplex`` and multi-point ``FiniteSet``.
+    n_outputs : int, optional
+        Output alphabet size for concave utilities (default N).
+    form : str, default "auto"
+        Polytope form for convex designs (see :func:`build_polytope`); "literal" uses the cvxpy model.
+    solver_options : dict, optional
+        Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
+        ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit``,
+        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``
+        (also chosen by "auto" for large alphabets) and ``utility="frequency_estimation"``:
+        ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
+        ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
+        the current value, bound and gap; default: shown when stderr is a terminal; silenced by
+        ``PML_DESIGN_NO_PROGRESS=1``). The exact method ignores ``time_limit`` and ``progress`` (it finishes in
+        seconds where "auto" picks it).
+
+    Returns
+    -------
+    DesignResult
+        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12),
+        ``.optimal``, ``.upper_bound``, ``.status`` and more.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments (naming them); a utility of the wrong kind for ``method``.
+    SolverFailedError
+        The solver failed or returned a non-optimal status (never a half-solved matrix).
+
+    Warns
+    -----
+    PMLDesignWarning
+        When the scalable method stops (time limit) with a relative gap above 1 % (the message says how to
+        reduce it); the mechanism is certified all the same.
+    """
+    uset = as_uncertainty_set(uncertainty)
+    eps = check_epsilon(epsilon)
+    util = as_utility(utility)
+    p_util = _utility_prior(uset, prior)
+    solver_name = _check_solver(solver)
+    if method not in ("auto", "exact", "convex", "scalable"):
+        raise ValueError(f"method must be one of 'auto', 'exact', 'convex', 'scalable', got {method!r}")
+    check_form(form)
+    if n_outputs is not None:
+        n_outputs = check_positive_int(n_outputs, "n_outputs")
+    if _lp_only_solver(solver_name) and not (isinstance(util, LinearUtility) and method in ("auto", "convex")):
+        raise ValueError(f"solver {solver_name!r} is an LP backend for linear utilities (method 'convex'), not for {util.name!r}")
+
+    info: dict = {}
+    if isinstance(util, FrequencyEstimation):
+        if method not in ("auto", "scalable"):
+            raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
+        from .estimation_design import design_frequency_estimation  # noqa: PLC0415
+
+        opts = _scalable_opts(solver_options)
+        return design_frequency_estimation(
+            uset,
+            eps,
+            util,
+            util.check_prior(p_util),
+            time_limit=_check_time_limit(opts.get("time_limit", DEFAULT_TIME_LIMIT)),
+            progress=opts.get("progress"),
+        )
+    if util.kind in ("linear", "concave"):
+        if method == "exact":
+            raise ValueError(f"method 'exact' is for sub-convex utilities; {util.name} needs method='convex' or 'scalable'")
+        if method == "scalable":
+            if not isinstance(util, LinearUtility):
+                raise ValueError("method 'scalable' supports linear and sub-convex utilities, not a ConcaveUtility")
+            from .scalable import design_scalable  # noqa: PLC0415
+
+            return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))
+        method_used = "convex"
+        if isinstance(util, LinearUtility):
+            if util.gain.shape[0] != uset.size:
+                raise ValueError(f"gain has {util.gain.shape[0]} rows but the uncertainty set has {uset.size} symbols")
+            m = util.gain.shape[1]
+            if n_outputs is not None and n_outputs != m:
+                raise ValueError(f"n_outputs={n_outputs} disagrees with the gain's {m} columns (the output alphabet)")
+            if use_sparse_path(solver_name, form, solver_options):
+                return solve_linear_design(uset, eps, util, p_util, solver=solver_name, form=form, options=solver_options)
+            solver_options = {k: v for k, v in (solver_options or {}).items() if k != "backend"}
+        else:
+            m = n_outputs if n_outputs is not None else (util.n_outputs or uset.size)  # type: ignore[union-attr]
+        poly = build_polytope(uset, eps, n_outputs=m, form=form)
+        if isinstance(util, LinearUtility):
+            objective = cp.sum(cp.multiply(util.weights(p_util), poly.P))
+        else:
+            objective = util.objective(poly.P, p_util)  # type: ignore[union-attr]
+        prob = poly.problem(objective)
+        if not prob.is_dcp():
+            raise ValueError("the utility's objective is not concave (DCP) in the mechanism")
+        used_solver = solver_name or DEFAULT_SOLVER
+        t_solve = _solve(prob, used_solver, solver_options or {})
+        raw = np.asarray(poly.P.value, dtype=float)
+        upper = float(prob.value)
+        status = str(prob.status)
+        drop = not isinstance(util, LinearUtility)
+        info["form"] = poly.form
+    else:
+        if method == "convex":
+            raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
+        generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+        too_big = uset.size > (AUTO_EXACT_SIZE_GENERIC if generic_rays else AUTO_EXACT_SIZE)
+        if method == "scalable" or (method == "auto" and too_big):
+            from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
+
+            return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]
+        method_used = "exact"
+        used_solver = solver_name or "HIGHS_SCIPY"
+        raw, upper, status, t_solve, info = _design_subconvex_exact(uset, eps, util, p_util, solver_name)  # type: ignore[arg-type]
+        drop = True
+
+    return certified_result(
+        raw,
+        uset,
+        eps,
+        util,
+        p_util,
+        upper=upper,
+        solved_optimally=status == cp.OPTIMAL,
+        status=status,
+        method=method_used,
+        solver=used_solver,
+        solve_time=t_solve,
+        info=info,
+        drop_empty_columns=drop,
+    )

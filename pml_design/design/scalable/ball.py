@@ -1,0 +1,205 @@
+"""Column generation for the ℓ1 ball outside Proposition 2: exact nested-pair pricing and certified seeds.
+
+Implements: [15, Theorem 6]'s extreme-ray LP for ``M(ε, B_β(P̂))`` at any radius (β ≥ 2 min P̂ included) by column
+generation with the exact pricing of :mod:`~pml_design.design.ball_pricing` over the nested-pair rays
+``a·1_U + b·1_{V∖U}`` of the ball's cone (``docs/design.md`` §5, prefix-pair lemmas), started from certified
+seeds: randomized response at the largest admissible ε, the inner approximation ``M(ε', P̂) ⊆ M(ε, B_β(P̂))``
+with ``ε' = log(e^ε/(1 + βe^ε/2))`` (``docs/errata.md`` C4) and, for small N, the linear "truth" design.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ...uncertainty import L1Ball
+from ..anytime import PROOF_RTOL, _progress_update
+from ..result import SolverFailedError
+from ..utilities import LinearUtility, MapAccuracy, Utility
+from .master import MAX_NEW_COLUMNS, _cg_result, _lagrangian_bound, _Master, column_generation
+
+__all__ = ["ball_column_generation"]
+
+
+def _mix_into_cone(C: np.ndarray, ball: L1Ball, epsilon: float) -> np.ndarray:
+    """Columns (rows of C, ``P̂·c = 1``) mixed with the constant column just enough to lie in ``K(ε, ball)``.
+
+    ``(1 − t) c + t 1`` has maximum ``(1 − t)T + t`` and worst-case mass ``(1 − t)F + t`` (``F = min_Q Q·c``), so
+    ``t = (T − e^ε F)/(T − e^ε F + e^ε − 1)`` (0 when already inside) is the smallest admissible weight.
+    """
+    e = math.exp(epsilon)
+    T = C.max(axis=1)
+    F = ball.min_output_probability(C.T)
+    excess = T - e * F
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(excess > 0, excess / (excess + e - 1.0), 0.0) if e > 1 else np.where(excess > 0, 1.0, 0.0)
+    t = np.clip(np.nan_to_num(t, nan=1.0) * (1 + 1e-9), 0.0, 1.0)
+    return (1.0 - t)[:, None] * C + t[:, None]
+
+
+def _normalised_columns(W: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Columns of a mechanism (rows of the result) scaled to ``P̂·c = 1`` (columns of zero P̂-mass dropped)."""
+    C = np.asarray(W, dtype=float).T
+    s = C @ p
+    return C[s > 1e-300] / s[s > 1e-300, None]
+
+
+def ball_column_generation(
+    ball: L1Ball,
+    epsilon: float,
+    util: Utility,
+    prior: np.ndarray,
+    *,
+    deadline: float,
+    time_limit: float,
+    max_nodes: int = 20000,
+    rtol: float = PROOF_RTOL,
+    progress: bool = False,
+    seed_columns: list | None = None,
+    max_iter: int = 100000,
+) -> dict:
+    """Column generation over the exact cone of ``M(ε, B_β(P̂))`` for any radius (nested-pair pricing).
+
+    Implements: [15, Theorem 6]'s ray LP by column generation with the exact pricing of
+    :mod:`.ball_pricing` (prefix pairs, then branch and bound over the labels U / V∖U / out), for mutual
+    information, χ², total variation (``mass_phi``) and MAP accuracy (one linear pricing per row). Every
+    iteration's Lagrangian bound ``1ᵀλ + max_r (μ(r) − λ·r)`` is valid when the pricing bound is (the B&B
+    keeps the bounds of unexplored nodes at its node limit or deadline); when no iteration produced one, the
+    root bound of the final duals is used. ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
+    """
+    from ..ball_pricing import BallCone, PairPricer, mass_phi  # noqa: PLC0415
+    from ...progress import progress_bar  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    p = ball.center
+    n = p.shape[0]
+    cone = BallCone(p, ball.radius, epsilon)
+    spec = mass_phi(util)
+    is_map = isinstance(util, MapAccuracy)
+    if spec is None and not is_map:
+        raise ValueError(f"no exact pricing for utility {util.name!r} outside Proposition 2")
+    rows_map = np.argsort(-p, kind="stable")[: n if n <= 60 else 30] if is_map else None
+    # MAP accuracy is a maximum of linear column values; with full support and every row priced, the prefix pairs
+    # are exact (rearrangement argument, docs/design.md §5), so no branch and bound is needed
+    linear_exact = bool(is_map and rows_map.size == n and np.all(p > 0))
+    master = _Master(n)
+    start = [np.ones((1, n))] + [np.atleast_2d(c) for c in (seed_columns or []) if np.size(c)]
+    C0 = np.unique(np.round(np.vstack(start), 14), axis=0)
+    master.add(C0, util.mu(C0.T, prior), np.zeros(C0.shape[0], dtype=int))
+
+    def pricers(lam):
+        if is_map:
+            return [PairPricer(cone, None, lam - p[x] * np.eye(n)[x]) for x in rows_map]
+        return [PairPricer(cone, spec, lam)]
+
+    def add_columns(U, V):
+        C = cone.columns(U, V)
+        C = np.unique(np.round(C, 14), axis=0)
+        master.add(C, util.mu(C.T, prior), np.zeros(C.shape[0], dtype=int))
+
+    upper, value, proven, it, nodes_total = np.inf, -np.inf, False, 0, 0
+    history = []
+    bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
+    lam = np.zeros(n)
+    for it in range(1, max_iter + 1):
+        value, lam, _ = master.solve()
+        _progress_update(bar, value, upper)
+        thresh = rtol * max(1.0, abs(value))
+        prs = pricers(lam)
+        cand, pool_max = [], [-np.inf]
+        for pr in prs:
+            vals, i, j = pr.prefix_pool()
+            if vals.size:
+                pool_max.append(float(vals.max()))
+                top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
+                top = top[vals[top] > thresh]
+                if top.size:
+                    U, V = pr.prefix_masks(i[top], j[top])
+                    cand.extend(zip(vals[top], U, V))
+        ub_rc = np.inf
+        if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
+            ub_rc = max(pool_max)
+        if cand:
+            cand.sort(key=lambda t: -t[0])
+            cand = cand[:MAX_NEW_COLUMNS]
+            best_rc = float(cand[0][0])
+        elif linear_exact:
+            best_rc = ub_rc
+        else:  # the heuristic found nothing: prove (or find an improving pair) by branch and bound
+            best_rc, ub_rc = -np.inf, -np.inf
+            budget = max_nodes
+            for pr in prs:
+                found: list = []
+                while True:  # node limit reached with time left and nothing found: search again, 4x deeper
+                    bv, _, ub, nodes = pr.branch_and_bound(
+                        incumbent=thresh, stop_above=10 * thresh, max_nodes=budget, deadline=deadline, collect=found
+                    )
+                    nodes_total += nodes
+                    if found or ub <= thresh or nodes < budget or time.perf_counter() > deadline:
+                        break
+                    budget *= 4
+                best_rc, ub_rc = max(best_rc, bv), max(ub_rc, ub)
+                cand.extend(found)
+                if len(cand) >= MAX_NEW_COLUMNS or time.perf_counter() > deadline:
+                    if len(cand) and pr is not prs[-1]:
+                        ub_rc = np.inf  # not every row was priced: no bound this iteration
+                    break
+            cand.sort(key=lambda t: -t[0])
+            cand = cand[:MAX_NEW_COLUMNS]
+        if cand:
+            add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
+        upper = min(upper, _lagrangian_bound(lam, ub_rc))
+        history.append((it, value, upper))
+        if upper - value <= rtol * max(1.0, abs(value)):
+            proven = True
+            break
+        if not cand or time.perf_counter() > deadline:
+            break
+    bar.close()
+    value, lam, theta = master.solve()
+    if not proven and not np.isfinite(upper):
+        # stopped while columns still improved: a bound from the final duals (short B&B; root bound at worst)
+        extra = time.perf_counter() + min(1.0, 0.05 * time_limit)
+        ub_rc = -np.inf
+        for pr in pricers(lam):
+            _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
+            nodes_total += nodes
+            ub_rc = max(ub_rc, ub)
+        upper = _lagrangian_bound(lam, ub_rc)
+    R = np.array(master.cols)
+    # drop columns so light that clipping their entries (certify zeroes entries < 1e-13) would change their
+    # shape: a column's leakage does not depend on its weight
+    used = theta * R.max(axis=1) > 1e-10
+    out = _cg_result(master, (R[used] * theta[used, None]).T, value, upper, proven, it, t0, history, nodes_total, lam)
+    out["columns"] = R
+    return out
+
+
+def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time_limit: float, max_nodes: int) -> list:
+    """Certifiable starting mechanisms outside Proposition 2: ``[(name, matrix)]``.
+
+    Randomized response at the largest admissible ε (:func:`~pml_design.mechanisms.randomized_response_for_pml`),
+    the inner approximation ``M(ε', P̂) ⊆ M(ε, B_β(P̂))`` with ``ε' = log(e^ε/(1 + βe^ε/2))`` (docs/errata.md C4)
+    designed by column generation within 10 % of the time limit, and for N ≤ 30 the linear "truth" design
+    (``LinearUtility(I)``, one LP over the exact dual form).
+    """
+    from ...mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
+
+    n = ball.size
+    seeds = [("randomized_response", randomized_response_for_pml(ball, eps).matrix)]
+    e = math.exp(eps)
+    eps_in = math.log(e / (1.0 + ball.radius * e / 2.0)) if e / (1.0 + ball.radius * e / 2.0) >= 1 else 0.0
+    inner = column_generation(
+        L1Ball(ball.center, 0.0), eps_in, util, prior, time_limit=max(0.1 * time_limit, 1e-3), max_nodes=max_nodes
+    )
+    seeds.append(("inner_approximation", inner["matrix"]))
+    if n <= 30:
+        from .. import design  # noqa: PLC0415
+
+        try:
+            seeds.append(("truth", design(ball, eps, utility=LinearUtility(np.eye(n)), method="convex").matrix))
+        except SolverFailedError:  # pragma: no cover - a seed is optional
+            pass
+    return seeds

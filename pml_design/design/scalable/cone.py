@@ -1,0 +1,107 @@
+"""The normalised column cone of the scalable designer as a union of boxes.
+
+Implements: the column cone ``K(ε, 𝒫)`` of core paper eq. (1) / Definition 5, normalised to ``ν·c = 1``, in the
+two-level form derived in ``docs/design.md`` §5: ``K1 = ∪_{S ∈ [s_lo, s_hi]} {S ≤ c ≤ T(S), ν·c = 1}`` with
+``T(S) = a + bS``, for
+
+* a fixed prior P (ν = P):          ``S = 0``, ``T = e^ε``                  ([15, Lemma 1])
+* the ℓ1 ball, β < 2 min P̂ (ν = P̂): ``T(S) = e^{ε'}(1 + (β/2) S)``       (Proposition 2, eq. (13))
+* the simplex (ν = prior):           ``T(S) = e^ε S``                        (ε-LDP, Remark 1)
+
+and the feasible vertices of ``K1`` that a relaxation's pattern (coordinates at the top / at the bottom)
+suggests (used by the pricing oracles).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
+
+__all__ = ["SliceStructure", "slice_structure"]
+
+
+@dataclass(frozen=True)
+class SliceStructure:
+    """Normalised column cone ``K1 = ∪_{S ∈ [s_lo, s_hi]} {S ≤ c ≤ a + bS, ν·c = 1}``."""
+
+    nu: np.ndarray
+    a: float
+    b: float
+    s_lo: float
+    s_hi: float
+
+    def top(self, s: np.ndarray | float) -> np.ndarray | float:
+        return self.a + self.b * np.asarray(s)
+
+
+def slice_structure(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> SliceStructure:
+    """The two-level box structure of the column cone for the supported sets (see module docstring)."""
+    e = math.exp(epsilon)
+    if isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1:
+        uset = L1Ball(uset.distributions[0], 0.0)
+    if isinstance(uset, L1Ball):
+        if uset.radius == 0:
+            return SliceStructure(uset.center, e, 0.0, 0.0, 0.0)
+        if not uset.in_interior_regime:
+            raise ValueError(
+                "the scalable method supports L1 balls with radius < 2 min(center) (Proposition 2), a fixed prior, "
+                f"or the simplex; got radius {uset.radius!r} >= 2 min(center) = {2 * uset.center.min()!r} "
+                "(use method='exact' for small alphabets)"
+            )
+        beta = uset.radius
+        a = e / (1.0 + beta * e / 2.0)
+        b = a * beta / 2.0
+        s_lo = max(0.0, (1.0 - a) / b) if a < 1 else 0.0
+        return SliceStructure(uset.center, a, b, s_lo, 1.0)
+    if isinstance(uset, Simplex):
+        return SliceStructure(prior, 0.0, e, 1.0 / e, 1.0)
+    raise ValueError(f"the scalable method does not support {uset!r}; use method='exact'")
+
+
+def _vertices_from_pattern(top: np.ndarray, free: np.ndarray, st: SliceStructure) -> list[np.ndarray]:
+    """Feasible vertices of K1 sharing a relaxation's pattern (``top`` mask; ``free`` indices may go either way).
+
+    Family (b): tops at ``T(S)``, the rest at ``S`` with ``S = (1 − a m)/(b m + 1 − m)``, ``m = ν(tops)``;
+    family (a) (when ``S = 0`` is allowed): tops at ``T(0)``, one free coordinate solving ``ν·c = 1``, rest 0.
+    """
+    nu = st.nu
+    out: list[np.ndarray] = []
+    patterns = [top.copy()]
+    for f in free[:2]:
+        t2 = top.copy()
+        t2[f] = True
+        patterns.append(t2)
+    for U in patterns:
+        m = float(nu[U].sum())
+        denom = st.b * m + (1.0 - m)
+        if st.b > 0 and 0 < m < 1 and denom > 0:
+            S = (1.0 - st.a * m) / denom
+            T = st.a + st.b * S
+            if S >= 0 and S <= T:
+                out.append(np.where(U, T, S))
+    if st.s_lo == 0.0:
+        T0 = float(st.top(0.0))
+        base = np.where(top, T0, 0.0)
+        rem = 1.0 - nu @ base
+        cands = list(free[:3]) + list(np.flatnonzero(~top)[:3])
+        for f in cands:
+            if nu[f] <= 0 or top[f]:
+                continue
+            cf = rem / nu[f]
+            if 0 <= cf <= T0 * (1 + 1e-12):
+                c = base.copy()
+                c[f] = min(cf, T0)
+                out.append(c)
+    return out
+
+
+def _in_slice(c: np.ndarray, st: SliceStructure) -> bool:
+    return bool(
+        c.min() >= -1e-15
+        and abs(st.nu @ c - 1.0) <= 1e-9
+        and c.max() <= float(st.top(c.min())) * (1 + 1e-12) + 1e-15
+    )

@@ -1,0 +1,76 @@
+"""Fisher information of a channel and the asymptotic MSE of estimating the input distribution from it.
+
+Implements: the A-optimal (trace) Cramér–Rao bound of a channel for the distribution on the simplex,
+``tr F(W)⁻¹ − ‖P‖²`` with ``F(W) = Σ_y w_y w_yᵀ/(P·w_y)`` (Fisher information of one report; the ``− ‖P‖²`` is
+the sum-to-one constraint: Gorman & Hero 1990, Stoica & Ng 1998, "On the Cramér–Rao bound under parametric
+constraints"). It is the per-report asymptotic MSE of the MLE (the IBU limit), in the i.i.d. model
+(:func:`estimation_mse`); :func:`fisher_information` is shared with the estimation design
+(:mod:`pml_design.design.estimation_design`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._validation import check_mechanism, check_probability_vector
+
+__all__ = ["estimation_mse", "fisher_information"]
+
+
+def fisher_information(matrix: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """``F(W) = Σ_y w_y w_yᵀ/(P·w_y)``: Fisher information of one report about P (outputs with P·w_y = 0 dropped).
+
+    Implements: the Fisher information of a categorical observation ``Y ~ Pᵀ W`` about P (symmetrised against
+    rounding); unvalidated (callers pass a row-stochastic ``matrix`` and a probability vector ``prior``).
+    """
+    W = np.asarray(matrix, dtype=float)
+    q = prior @ W
+    used = q > 0
+    Wu = W[:, used]
+    F = (Wu / q[used]) @ Wu.T
+    return 0.5 * (F + F.T)
+
+
+def estimation_mse(matrix: object, prior: object, *, rcond: float = 1e-12) -> float:
+    """Per-report asymptotic MSE ``n · E‖P̂ − P‖²`` of the MLE of the input distribution from a channel.
+
+    ``tr F⁻¹ − ‖P‖²`` with the Fisher information of one report ``F = Σ_y w_y w_yᵀ/(P·w_y)`` (``w_y`` the
+    columns of the row-stochastic W): the trace of the Cramér–Rao bound on the simplex (the constraint
+    ``Σ P = 1`` removes ``P Pᵀ`` because ``F P = 1``; Gorman & Hero 1990, Stoica & Ng 1998). It is the
+    A-optimality criterion of the channel, attained asymptotically by the MLE (the IBU fixed point,
+    :meth:`Mechanism.estimate`); for a square invertible W it equals the exact ``n · MSE`` of the unbiased
+    inversion estimator (e.g. :meth:`GeneralizedRandomizedResponse.mse` with ``inputs="iid"``).
+
+    Outputs with ``P·w_y = 0`` (possible when P has zeros) carry infinite information along ``w_y``: the value
+    is the continuous limit, ``tr((QᵀFQ)⁻¹) − ‖P‖²`` with Q an orthonormal basis of ``{w_y : P·w_y = 0}^⊥``.
+
+    Parameters
+    ----------
+    matrix : array_like or Mechanism, shape (N, M)
+        Row-stochastic channel (rows = inputs).
+    prior : array_like, shape (N,)
+        The true distribution P.
+    rcond : float, default 1e-12
+        F is treated as singular when its smallest eigenvalue is ≤ ``rcond`` times its largest.
+
+    Returns
+    -------
+    float
+        ``+inf`` if F is singular (the channel cannot identify every category, e.g. ε = 0 or M < N).
+    """
+    W = check_mechanism(matrix, "matrix")
+    W = W / W.sum(axis=1, keepdims=True)
+    p = check_probability_vector(prior, "prior", size=W.shape[0])
+    F = fisher_information(W, p)
+    zero_cols = W[:, p @ W <= 0]
+    if zero_cols.shape[1] and zero_cols.max() > 0:
+        U, sv, _ = np.linalg.svd(zero_cols, full_matrices=True)
+        rank = int(np.sum(sv > sv[0] * W.shape[0] * np.finfo(float).eps))
+        Q = U[:, rank:]
+        F = Q.T @ F @ Q
+    lam = np.linalg.eigvalsh(F)
+    if lam[0] <= rcond * lam[-1]:
+        return math.inf
+    return float(max(np.sum(1.0 / lam) - p @ p, 0.0))

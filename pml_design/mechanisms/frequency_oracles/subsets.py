@@ -1,0 +1,180 @@
+"""k-subset selection as a pure protocol (reports a k-subset; the optimal k ≈ N/(e^ε + 1)).
+
+Implements: k-subset selection (SS) of S. Wang, L. Huang, P. Wang, Y. Nie, H. Xu, W. Yang, X.-Y. Li, C. Qiao,
+"Mutual information optimally local private discrete distribution estimation", arXiv:1607.08025 (2016), and
+M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential privacy",
+IEEE Trans. Inf. Theory 64(8), 2018: report a k-subset ``S`` with ``P(S | x) ∝ e^ε`` if ``x ∈ S`` else ``1``. It
+is a pure protocol (derivation of p*, q* in ``docs/ldp.md``), so the estimator and variance of [WBLJ17]
+Theorem 2 (:class:`~.base.FrequencyOracle`) apply.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..._validation import as_generator, check_positive_int
+from .base import (
+    CHUNK_ELEMENTS,
+    FrequencyOracle,
+    _check_inputs,
+    _check_report_bytes,
+    _integer_reports,
+    _pure_variance,
+    _uint_dtype,
+)
+
+__all__ = ["SubsetSelection", "subset_selection"]
+
+
+def _ss_constants(n: int, k: int, t: float, s: float) -> tuple[float, float, float]:
+    """(p*, q*, p* − q*) of k-subset selection with ``t = e^{−ε}``, ``s = 1 − t`` (docs/ldp.md)."""
+    d = k + (n - k) * t
+    p = k / d
+    q = k * ((k - 1) + (n - k) * t) / ((n - 1) * d)
+    return p, q, k * (n - k) * s / ((n - 1) * d)
+
+
+def _ss_default_k(n: int, epsilon: float) -> int:
+    """``k ∈ {⌊N/(e^ε+1)⌋, ⌈N/(e^ε+1)⌉} ∩ [1, N − 1]`` with the smaller MSE at the uniform distribution."""
+    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
+    k0 = n * t / (1.0 + t)
+    cands = sorted({min(max(c, 1), n - 1) for c in (math.floor(k0), math.ceil(k0))})
+
+    def total(k: int) -> float:  # n · MSE at the uniform distribution (fixed data set)
+        return float(np.sum(_pure_variance(*_ss_constants(n, k, t, s), np.full(n, 1.0 / n))))
+
+    return min(cands, key=total)
+
+
+@dataclass(frozen=True)
+class SubsetSelection(FrequencyOracle):
+    """k-subset selection: report a k-subset S of the domain with ``P(S | x) ∝ e^ε`` if ``x ∈ S`` else 1
+    (S. Wang et al. 2016; Ye & Barg 2018).
+
+    Sampling: with probability ``p* = k e^ε/(k e^ε + N − k)`` the subset contains x plus k − 1 uniform other
+    values, else k uniform values other than x. Support of S: S itself.
+    ``q* = k[(k − 1)e^ε + N − k] / ((N − 1)(k e^ε + N − k))`` (derivation in ``docs/ldp.md``); k = 1 is GRR.
+
+    Reports: an (n_records, k) array (smallest unsigned type holding N − 1) of distinct values per row, in
+    no particular order. The channel has ``C(N, k)`` columns, the subsets in colexicographic order
+    (index ``Σ_i C(c_i, i + 1)`` for the sorted subset ``c_0 < … < c_{k−1}``).
+
+    Attributes
+    ----------
+    k : int
+        Subset size in ``[1, N − 1]``; default: the better of ``⌊N/(e^ε + 1)⌋`` and ``⌈N/(e^ε + 1)⌉``
+        (Ye & Barg's optimal ``k ≈ N/(e^ε + 1)``) by the MSE at the uniform distribution.
+    """
+
+    k: int | None = None
+
+    name: ClassVar[str] = "SS"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.k is None:
+            k = _ss_default_k(self.n, self.epsilon)
+        else:
+            k = check_positive_int(self.k, "k")
+            if k > self.n - 1:
+                raise ValueError(f"k must be <= n - 1 = {self.n - 1} (k = n reports carry no information), got {k}")
+        object.__setattr__(self, "k", int(k))
+
+    @property
+    def _constants(self) -> tuple[float, float, float]:
+        return _ss_constants(self.n, int(self.k), self._t, self._s)  # type: ignore[arg-type]
+
+    @property
+    def p_star(self) -> float:
+        return self._constants[0]
+
+    @property
+    def q_star(self) -> float:
+        return self._constants[1]
+
+    @property
+    def gap(self) -> float:
+        return self._constants[2]
+
+    def privatize(self, inputs: object, *, rng: object = None) -> np.ndarray:
+        """Privatize records: 1-D int inputs → (n_records, k) subsets; O(N) random keys per record, chunked."""
+        x = _check_inputs(inputs, self.n)
+        k = int(self.k)  # type: ignore[arg-type]
+        dt = _uint_dtype(self.n - 1)
+        _check_report_bytes(x.shape[0], k * dt.itemsize, "subset-selection")
+        gen = as_generator(rng)
+        out = np.empty((x.shape[0], k), dtype=dt)
+        step = max(1, CHUNK_ELEMENTS // self.n)
+        for lo in range(0, x.shape[0], step):
+            xs = x[lo : lo + step]
+            m = xs.shape[0]
+            keys = gen.random((m, self.n))
+            include = gen.random(m) < self.p_star
+            # x first (key −1) if included, last (key 2) otherwise; the others in uniform random order
+            keys[np.arange(m), xs] = np.where(include, -1.0, 2.0)
+            out[lo : lo + m] = np.argpartition(keys, k - 1, axis=1)[:, :k]
+        return out
+
+    def _validated(self, reports: object) -> np.ndarray:
+        r = _integer_reports(reports)
+        k = int(self.k)  # type: ignore[arg-type]
+        if r.ndim != 2 or r.shape[1] != k:
+            raise ValueError(f"reports must be an (n_records, k = {k}) array of subsets, got shape {r.shape}")
+        if r.shape[0] == 0:
+            raise ValueError("reports must not be empty")
+        if np.any(r < 0) or np.any(r >= self.n):
+            raise ValueError(f"reports must lie in [0, n = {self.n}); found values outside")
+        if k > 1 and np.any(np.diff(np.sort(r, axis=1), axis=1) == 0):
+            raise ValueError("reports must hold k distinct values per row")
+        return r
+
+    def support_counts(self, reports: object) -> np.ndarray:
+        r = self._validated(reports)
+        return np.bincount(r.ravel().astype(np.int64), minlength=self.n).astype(np.int64)
+
+    @property
+    def n_outputs(self) -> int:
+        return math.comb(self.n, int(self.k))  # type: ignore[arg-type]
+
+    def _binomials(self) -> np.ndarray:
+        k = int(self.k)  # type: ignore[arg-type]
+        return np.array([[math.comb(a, b) for b in range(k + 1)] for a in range(self.n)], dtype=np.int64)
+
+    def _channel(self) -> np.ndarray:
+        k = int(self.k)  # type: ignore[arg-type]
+        subsets = np.array(list(itertools.combinations(range(self.n), k)), dtype=np.int64)  # (M, k)
+        member = np.zeros((subsets.shape[0], self.n), dtype=bool)
+        np.put_along_axis(member, subsets, True, axis=1)
+        t = self._t
+        z = math.comb(self.n - 1, k - 1) + math.comb(self.n - 1, k) * t  # normaliser (scaled by e^{−ε})
+        W = np.empty((self.n, subsets.shape[0]))
+        W[:, self._symbols(subsets)] = np.where(member.T, 1.0 / z, t / z)
+        return W
+
+    def _symbols(self, reports: np.ndarray) -> np.ndarray:
+        c = np.sort(reports.astype(np.int64), axis=1)
+        return self._binomials()[c, np.arange(1, c.shape[1] + 1)].sum(axis=1)
+
+
+def subset_selection(n: int, epsilon: float, *, k: int | None = None) -> SubsetSelection:
+    """k-subset selection over ``{0, …, n − 1}`` at ε (S. Wang et al. 2016; Ye & Barg 2018).
+
+    Parameters
+    ----------
+    n : int
+        Domain size N ≥ 2.
+    epsilon : float
+        Finite ε ≥ 0.
+    k : int, optional
+        Subset size in ``[1, n − 1]``; default ≈ ``n/(e^ε + 1)`` (see :class:`SubsetSelection`).
+
+    Returns
+    -------
+    SubsetSelection
+    """
+    return SubsetSelection(n, epsilon, k)
