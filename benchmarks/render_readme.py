@@ -38,10 +38,28 @@ def _outside_regime(data: dict) -> str:
     )
 
 
+def _markdown_field(data: dict) -> str:
+    return str(data["markdown"]).rstrip("\n")
+
+
+def _scale_subconvex(data: dict) -> str:
+    sw = data.get("sweep") or {}
+    extra = ""
+    if sw:
+        extra = (
+            f"\n\nε-sweep of {sw['n_eps']} points (N = {sw['n']}, {sw['time_limit_per_point']:g} s per point): warm-started "
+            f"columns give a mean relative gap of {sw['warm_mean_rel_gap']:.3g} against {sw['cold_mean_rel_gap']:.3g} cold, "
+            "in the same time."
+        )
+    return _markdown_field(data) + f"\n\nMutual information, `time_limit` {data['time_limit']:g} s, default `design(...)`." + extra
+
+
 #: name -> (JSON file, renderer)
 BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "estimation": ("estimation.json", _estimation),
     "outside-regime": ("outside_regime.json", _outside_regime),
+    "scale-linear": ("scale_linear.json", _markdown_field),
+    "scale-subconvex": ("scale_subconvex.json", _scale_subconvex),
 }
 
 
