@@ -15,7 +15,7 @@ import numpy as np
 
 from ...uncertainty import L1Ball, Simplex, UncertaintySet
 from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, _warn_gap
-from ..certify import certified_result
+from ..certify import certified_result, clean_matrix
 from ..result import DesignResult
 from ..utilities import LinearUtility, MapAccuracy, MutualInformation, Utility
 from .ball import _ball_seeds, _mix_into_cone, _normalised_columns, ball_column_generation
@@ -78,7 +78,13 @@ def design_scalable(
 
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
         if mass_phi(util) is not None or isinstance(util, MapAccuracy):
-            cols = [_normalised_columns(W, uset.center) for _, W in seeds]
+            # start the master from the seeds that are informative (a near-constant inner approximation's many
+            # light columns make a degenerate start on which the master stalls, measured at N = 300)
+            cols = [
+                _mix_into_cone(_normalised_columns(W, uset.center), uset, eps)
+                for _, W in seeds
+                if util.value(clean_matrix(W), prior) > 1e-6 * max(1.0, _a_priori_bound(util, eps, prior, uset))
+            ]
             if warm_columns is not None and np.size(warm_columns):
                 cols.append(_mix_into_cone(_normalised_columns(np.asarray(warm_columns).T, uset.center), uset, eps))
             out = ball_column_generation(

@@ -41,9 +41,10 @@ def _mix_into_cone(C: np.ndarray, ball: L1Ball, epsilon: float) -> np.ndarray:
 
 def _normalised_columns(W: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Columns of a mechanism (rows of the result) scaled to ``P̂·c = 1`` (columns of zero P̂-mass dropped)."""
-    C = np.asarray(W, dtype=float).T
+    C = np.clip(np.asarray(W, dtype=float).T, 0.0, None)
     s = C @ p
-    return C[s > 1e-300] / s[s > 1e-300, None]
+    keep = s > 1e-9 * max(float(s.max(initial=0.0)), 1e-300)  # light columns would be noise blown up
+    return C[keep] / s[keep, None]
 
 
 def ball_column_generation(
