@@ -163,3 +163,11 @@ def test_generic_ball_too_large_for_exact_gives_clear_error():
     p = np.full(14, 1 / 14)
     with pytest.raises(ValueError, match="outside Proposition 2"):
         enumerate_rays(pd.L1Ball(p, 0.5), 1.0)
+
+
+def test_huge_epsilon_and_large_finite_sets_give_named_errors():
+    with pytest.raises(ValueError, match="epsilon must be <= 700"):
+        design(pd.L1Ball([0.5, 0.5], 0.1), 800.0)
+    D = np.random.default_rng(0).dirichlet(np.ones(12), size=3)
+    with pytest.raises(ValueError, match="FiniteSet"):
+        design(pd.FiniteSet(D), 1.0, prior=D[0])

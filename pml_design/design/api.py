@@ -74,6 +74,12 @@ def _lp_only_solver(name: str | None) -> bool:
 
 
 
+#: Largest ε accepted (``e^ε`` must be a finite float); the same cap as :data:`pml_design.pipeline.EPSILON_MAX`.
+EPSILON_MAX: float = 700.0
+#: Largest alphabet for which ``method="auto"`` runs pycddlib's double description on a multi-point FiniteSet.
+AUTO_EXACT_SIZE_FINITE: int = 10
+
+
 def design(
     uncertainty: object,
     epsilon: float,
@@ -151,6 +157,11 @@ def design(
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_epsilon(epsilon)
+    if eps > EPSILON_MAX:
+        raise ValueError(
+            f"epsilon must be <= {EPSILON_MAX:g} (e^epsilon overflows a float beyond ~709; any epsilon >= "
+            f"-log(min probability) already allows the identity mechanism), got {eps!r}"
+        )
     util = as_utility(utility)
     p_util = _utility_prior(uset, prior)
     solver_name = _check_solver(solver)
@@ -218,7 +229,15 @@ def design(
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
         generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
         too_big = uset.size > (AUTO_EXACT_SIZE_GENERIC if generic_rays else AUTO_EXACT_SIZE)
-        if method == "scalable" or (method == "auto" and too_big):
+        multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1
+        if multi and method == "auto" and uset.size > AUTO_EXACT_SIZE_FINITE:
+            raise ValueError(
+                f"method='auto' designs over a FiniteSet of several distributions exactly only up to N = "
+                f"{AUTO_EXACT_SIZE_FINITE} symbols (double description grows exponentially; column generation does "
+                f"not cover such sets), got N={uset.size}: use method='exact' to try anyway, or an L1Ball around "
+                "an estimate"
+            )
+        if method == "scalable" or (method == "auto" and too_big and not multi):
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
             return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]
