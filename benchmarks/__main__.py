@@ -193,6 +193,11 @@ def run_all(
     (out / "summary.md").write_text(md, encoding="utf-8")
     print()
     print(md)
+    if pathlib.Path(outdir).resolve() == (BENCH_DIR / "results").resolve():
+        from benchmarks.render_readme import main as render_readme  # noqa: PLC0415
+
+        render_readme([])  # README tables from the JSON just written (quick runs are skipped)
+        print("README.md tables re-rendered from benchmarks/results/*.json")
     return result
 
 

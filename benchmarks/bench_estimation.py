@@ -105,12 +105,13 @@ def run(
             cells.append(cell)
             print(f"{attr:15s} N={n:2d} eps={eps:<4} PML L2 {cell['PML']['l2']:.4f}  best LDP ({best}) "
                   f"{cell[best]['l2']:.4f}  ratio {cell['ratio_l2']:.3f}  design {cell['design_time_s']:.1f}s", flush=True)
-    out = {"config": {"m": m, "delta": delta, "splits": splits, "seeds": seeds, "time_limit": time_limit}, "cells": cells}
+    out = {"quick": quick, "config": {"m": m, "delta": delta, "splits": splits, "seeds": seeds, "time_limit": time_limit},
+           "cells": cells}
     out.update(summarize(cells))
     outdir = pathlib.Path(outdir) if outdir else HERE / "results"
     outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "estimation.json").write_text(json.dumps(out, indent=1))
-    _plot(out, outdir / "estimation.png")
+    (outdir / ("estimation_quick.json" if quick else "estimation.json")).write_text(json.dumps(out, indent=1))
+    _plot(out, outdir / ("estimation_quick.png" if quick else "estimation.png"))
     print(markdown_table(out))
     return out
 

@@ -92,10 +92,10 @@ def run(quick: bool = False, outdir: str | pathlib.Path | None = None, *, instan
             "max_time_s": max((r["time"] for r in done), default=0.0),
             "median_time_s": float(np.median([r["time"] for r in done])) if done else 0.0,
         }
-    out = {"instances": instances, "seed": seed, "by_n": summary}
+    out = {"quick": quick, "instances": instances, "seed": seed, "by_n": summary}
     outdir = pathlib.Path(outdir) if outdir else HERE / "results"
     outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "outside_regime.json").write_text(json.dumps(out, indent=1))
+    (outdir / ("outside_regime_quick.json" if quick else "outside_regime.json")).write_text(json.dumps(out, indent=1))
     print(table(out))
     return out
 

@@ -115,7 +115,7 @@ def run_subconvex(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/
           f"({sw['warm_proven']} proven, mean gap {sw['warm_mean_rel_gap']:.2e}), cold {sw['cold_s']:.1f} s "
           f"({sw['cold_proven']} proven, mean gap {sw['cold_mean_rel_gap']:.2e})")
     summary = {"quick": quick, "time_limit": tl, "designs": rows, "sweep": sw, "markdown": table}
-    (outdir / "scale_subconvex.json").write_text(json.dumps(summary, indent=2))
+    (outdir / ("scale_subconvex_quick.json" if quick else "scale_subconvex.json")).write_text(json.dumps(summary, indent=2))
     return summary
 
 
