@@ -54,12 +54,42 @@ def _scale_subconvex(data: dict) -> str:
     return _markdown_field(data) + f"\n\nMutual information, `time_limit` {data['time_limit']:g} s, default `design(...)`." + extra
 
 
+def _deploy(data: dict) -> str:
+    rows = data["rows"]
+    lo, hi = rows[0], rows[-1]
+    df = data["dataframe"][0]
+    tr = data["rss_trace"][0]
+    return (
+        f"- `pml-design privatize` on a CSV (8 categories, `benchmarks/bench_deploy.py`): "
+        f"{lo['privatize_rows_per_s']:.2g} rows/s at {lo['rows']:.0e} rows, {hi['privatize_rows_per_s']:.2g} rows/s at "
+        f"{hi['rows']:.0e} rows (read, privatize, write); peak memory {lo['privatize_peak_MiB']:.0f}–"
+        f"{hi['privatize_peak_MiB']:.0f} MiB, resident memory flat over the batches of {tr['rows']:.0e} rows "
+        f"(growth {tr['rss_growth_MiB']:+.0f} MiB); `estimate` {lo['estimate_rows_per_s']:.2g}–"
+        f"{max(r['estimate_rows_per_s'] for r in rows):.2g} rows/s.\n"
+        f"- `privatize_dataframe` (pandas, in memory): {df['privatize_dataframe_rows_per_s']:.2g} rows/s."
+    ).replace("e+0", "e").replace("e+", "e")
+
+
+def _estimation_times(data: dict) -> str:
+    worst: dict[tuple[str, int], float] = {}
+    for c in data["cells"]:
+        key = (c["attribute"], c["n"])
+        worst[key] = max(worst.get(key, 0.0), c["design_time_s"])
+    parts = ", ".join(f"{a} (N = {n}) {t:.1f} s" for (a, n), t in sorted(worst.items(), key=lambda kv: kv[0][1]))
+    return (
+        "- Frequency-estimation designs, slowest over ε and splits (`benchmarks/bench_estimation.py`, time limit "
+        f"{data['config']['time_limit']:g} s): {parts}."
+    )
+
+
 #: name -> (JSON file, renderer)
 BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "estimation": ("estimation.json", _estimation),
     "outside-regime": ("outside_regime.json", _outside_regime),
     "scale-linear": ("scale_linear.json", _markdown_field),
     "scale-subconvex": ("scale_subconvex.json", _scale_subconvex),
+    "deploy": ("bench_deploy.json", _deploy),
+    "estimation-times": ("estimation.json", _estimation_times),
 }
 
 
