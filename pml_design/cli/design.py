@@ -133,16 +133,24 @@ def run(args: argparse.Namespace) -> int:
     print(f"estimate from m={m} samples over {n} categories: "
           + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
     print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, core paper eq. (7))" if delta is not None else ""))
-    print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} = {res.utility:.6g} "
-          f"(upper bound {res.upper_bound:.6g}, optimal={res.optimal}, method {res.method}, solver {res.solver})")
+    if res.sense == "min":
+        bound = f"lower bound {res.lower_bound:.6g}" if np.isfinite(res.lower_bound) else "no lower bound"
+        print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} error per report = "
+              f"{res.utility:.6g} (lower is better; {bound}, optimal={res.optimal}, method {res.method})")
+    else:
+        print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} = {res.utility:.6g} "
+              f"(upper bound {res.upper_bound:.6g}, optimal={res.optimal}, method {res.method}, solver {res.solver})")
     print(f"certified: {statement}")
     if args.compare:
         c = out["ldp_comparison"]
         print(f"optimal LDP: {c['optimal_ldp']:.6g}   randomized response: {c['randomized_response']:.6g}   "
               f"gain over LDP: {c['gain_over_ldp']:.3g}x")
-    with np.printoptions(precision=4, suppress=True, linewidth=120):
-        print("mechanism P(y|x) (rows = categories):")
-        print(res.matrix)
+    if res.matrix.shape[1] <= 12:
+        with np.printoptions(precision=4, suppress=True, linewidth=120):
+            print("mechanism P(y|x) (rows = categories):")
+            print(res.matrix)
+    else:
+        print(f"mechanism P(y|x): {res.matrix.shape[1]} outputs (in the files written with -o, or with --json)")
     for f in written:
         print(f"wrote {f}")
     return 0
