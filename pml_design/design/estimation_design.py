@@ -216,6 +216,31 @@ def _master(V: np.ndarray, d_opt: bool, theta0: np.ndarray, deadline: float, rto
     return theta, nu / t, f
 
 
+def _fewer_outputs(V: np.ndarray, theta: np.ndarray) -> np.ndarray | None:
+    """A mechanism with the same Fisher information and row sums on fewer outputs (Carathéodory).
+
+    The weights satisfy ``Σθ_k r_k r_kᵀ = F`` (N(N+1)/2 equations); with ``P·r_k = 1`` these imply the row sums
+    ``Σθ_k r_k = F P = 1`` (so those equations are left out: they would make the system rank-deficient). A basic
+    feasible solution (HiGHS simplex, zero objective) has at most N(N+1)/2 non-zero weights, and every solution
+    gives the same F, hence the same error. Returns None if the LP is not solved.
+    """
+    from scipy.optimize import linprog  # noqa: PLC0415
+
+    n, k = V.shape
+    if k <= n * (n + 1) // 2:
+        return None
+    iu = np.triu_indices(n)
+    A = V[iu[0], :] * V[iu[1], :]
+    b = A @ theta
+    res = linprog(np.zeros(k), A_eq=A, b_eq=b, bounds=(0, None), method="highs-ds")
+    if res.status != 0:
+        return None
+    th = np.where(res.x > 1e-12 * max(res.x.max(), 1e-300), res.x, 0.0)
+    used = th > 0
+    W = V[:, used] * th[used]
+    return W / W.sum(axis=1, keepdims=True)
+
+
 def _best_ldp_oracle(n: int, epsilon: float, prior: np.ndarray) -> tuple[str | None, float]:
     """The LDP frequency oracle (GRR, OUE, OLH, subset selection) with the smallest closed-form MSE per report."""
     from ..mechanisms.frequency_oracles import grr, olh, oue, subset_selection  # noqa: PLC0415
@@ -359,6 +384,12 @@ def design_frequency_estimation(
     W /= W.sum(axis=1, keepdims=True)  # master tolerance; certification re-checks exactly
     cert = certify(W, uset, epsilon, drop_empty_columns=True)
     value = util.value(cert.matrix, prior)
+    small = _fewer_outputs(V[:, used], theta[used])  # same Fisher information, at most N(N+1)/2 outputs
+    if small is not None and small.shape[1] < cert.matrix.shape[1]:
+        cert_s = certify(small, uset, epsilon, drop_empty_columns=True)
+        value_s = util.value(cert_s.matrix, prior)
+        if value_s <= value * (1 + 1e-6):  # the LP meets F to its tolerance: a 1e-6 relative change at most
+            cert, value = cert_s, value_s
     fell_back = False
     if not value <= seed_vals[best_seed]:  # stopped early (time limit): never return worse than the best seed
         cert = certify(Wbest, uset, epsilon, drop_empty_columns=True)
