@@ -78,8 +78,8 @@ def design_scalable(
 
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
         if mass_phi(util) is not None or isinstance(util, MapAccuracy):
-            # start the master from the seeds that are informative (a near-constant inner approximation's many
-            # light columns make a degenerate start on which the master stalls, measured at N = 300)
+            # start the master from the seeds that are informative (a near-constant seed's many light columns make
+            # a degenerate start on which the master stalls; docs/design.md §5, sliding windows)
             cols = [
                 _mix_into_cone(_normalised_columns(W, uset.center), uset, eps)
                 for _, W in seeds

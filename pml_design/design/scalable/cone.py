@@ -21,7 +21,7 @@ import numpy as np
 
 from ...uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
 
-__all__ = ["SliceStructure", "slice_structure"]
+__all__ = ["SliceStructure", "slice_structure", "window_columns"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +105,38 @@ def _in_slice(c: np.ndarray, st: SliceStructure) -> bool:
         and abs(st.nu @ c - 1.0) <= 1e-9
         and c.max() <= float(st.top(c.min())) * (1 + 1e-12) + 1e-15
     )
+
+
+def window_columns(st: SliceStructure) -> np.ndarray:
+    """Sliding-window columns of the ``S = 0`` slice: an exactly feasible, informative start for the master.
+
+    Lay the positive-mass symbols on a circle of circumference ``ν·1 = 1`` (symbol x an arc ``I_x`` of length
+    ``ν_x``) and let ``w_s`` be the window ``[s, s + L)``, ``L = 1/T0``, ``T0 = T(0)``. The column
+    ``c_s(x) = T0·|w_s ∩ I_x|/ν_x`` lies in ``K1`` (``0 ≤ c_s ≤ T0``, ``ν·c_s = T0 L = 1``; zero-mass symbols get 1).
+    Averaged over a uniform start, ``∫ c_s(x) ds = T0·L·ν_x/ν_x = 1``: the windows decompose the constant column.
+    ``s ↦ c_s(x)`` is piecewise linear with breakpoints among the item ends ``b_i`` and ``b_i − L``, so the
+    trapezoid rule on those nodes is exact: the returned columns (one per node, each with at most one partial
+    symbol) admit weights summing to 1 with ``Σθ c = 1``. Their mixture is the "window" mechanism (output = a
+    window containing x), whose mutual information tends to ``log T0`` (ε for a fixed prior, ε' of eq. (13) for the
+    ball) as the masses shrink; it gives the master a non-degenerate, informative basis from the first iteration.
+    Returns an empty array when ``s_lo > 0`` or ``T0 ≤ 1``.
+    """
+    nu = st.nu
+    n = nu.shape[0]
+    T0 = float(st.top(0.0))
+    if st.s_lo > 0 or T0 <= 1.0 + 1e-12:
+        return np.zeros((0, n))
+    L = 1.0 / T0
+    pos = np.flatnonzero(nu > 0)
+    m = nu[pos]
+    b = np.concatenate([[0.0], np.cumsum(m)])
+    b = b / b[-1]
+    lo, hi = b[:-1], b[1:]
+    starts = np.unique(np.round(np.concatenate([lo, np.mod(lo - L, 1.0)]), 15))
+    s = starts[:, None]
+    # overlap of [s, s + L) with I_x on the circle: the straight overlap plus the part wrapped past 1
+    ov = np.clip(np.minimum(s + L, hi) - np.maximum(s, lo), 0.0, None)
+    ov += np.clip(np.minimum(s + L - 1.0, hi) - np.maximum(s - 1.0, lo), 0.0, None)
+    C = np.ones((starts.size, n))
+    C[:, pos] = np.minimum(T0 * ov / m, T0)
+    return C

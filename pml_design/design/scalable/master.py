@@ -22,7 +22,7 @@ from ..anytime import PROOF_RTOL, _progress_update
 from ..result import SolverFailedError
 from ..utilities import LinearUtility, MapAccuracy, Utility
 from .branch_bound import separable_pricing
-from .cone import slice_structure
+from .cone import slice_structure, window_columns
 from .pricing import _local_search_pricing, _separable_terms, linear_pricing, prefix_pool
 
 __all__ = ["MAX_NEW_COLUMNS", "column_generation"]
@@ -136,6 +136,11 @@ def column_generation(
         # seed with the rays of the fixed linear directions (prior-weighted unit vectors)
         _, C = linear_pricing(np.eye(n) * prior[None, :] - 1e-9, st)
         master.add(C, util.mu(C.T, prior), np.zeros(n, dtype=int))
+        # an informative decomposition of the constant column (sliding windows): without it the master starts
+        # at the degenerate vertex "constant column alone", whose duals are arbitrary (docs/design.md §5)
+        Cw = window_columns(st)
+        if Cw.shape[0]:
+            master.add(Cw, util.mu(Cw.T, prior), np.zeros(Cw.shape[0], dtype=int))
     upper = np.inf
     history = []
     proven = False
