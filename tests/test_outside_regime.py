@@ -171,3 +171,35 @@ def test_huge_epsilon_and_large_finite_sets_give_named_errors():
     D = np.random.default_rng(0).dirichlet(np.ones(12), size=3)
     with pytest.raises(ValueError, match="FiniteSet"):
         design(pd.FiniteSet(D), 1.0, prior=D[0])
+
+
+@pytest.mark.parametrize("util_name", ["mutual_information", "chi_square_information", "total_variation_information"])
+def test_enumeration_pricing_is_the_exact_maximum_over_all_rays(util_name):
+    import importlib
+
+    bp = importlib.import_module("pml_design.design.ball_pricing")
+    util = as_utility(util_name)
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        n = int(rng.integers(3, 9))
+        p = rng.dirichlet(np.ones(n))
+        beta, eps = float(2 * p.min() + rng.uniform(0, 0.5)), float(rng.uniform(0.2, 2.0))
+        lam = rng.normal(size=n) * 0.3
+        pr = bp.PairPricer(bp.BallCone(p, beta, eps), bp.mass_phi(util), lam)
+        vmax, vals, U, V = pr.enumerate_pairs(top=3)
+        R = l1_ball_rays(p, beta, eps)  # independent: the closed-form ray list, normalised to P̂·r = 1
+        R = R / (p @ R)
+        ref = float((util.mu(R, p) - lam @ R).max())
+        assert vmax == pytest.approx(ref, rel=1e-9, abs=1e-12)
+        C = pr.cone.columns(U, V)  # the returned pairs are actual rays with the returned values
+        np.testing.assert_allclose(util.mu(C.T, p) - lam @ C.T, vals, rtol=1e-9, atol=1e-12)
+
+
+def test_scalable_outside_the_regime_is_proven_optimal_for_small_alphabets():
+    rng = np.random.default_rng(9)
+    p = rng.dirichlet(np.full(9, 0.6))
+    ball = pd.L1Ball(p, 2 * p.min() + 0.1)
+    exact = design(ball, 1.0, method="exact")
+    sc = design(ball, 1.0, method="scalable", solver_options={"time_limit": 20})
+    assert sc.optimal and sc.utility == pytest.approx(exact.utility, rel=1e-6)
+    assert sc.upper_bound >= exact.utility * (1 - 1e-9)

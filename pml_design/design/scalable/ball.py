@@ -70,7 +70,7 @@ def ball_column_generation(
     keeps the bounds of unexplored nodes at its node limit or deadline); when no iteration produced one, the
     root bound of the final duals is used. ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
     """
-    from ..ball_pricing import BallCone, PairPricer, mass_phi  # noqa: PLC0415
+    from ..ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
 
     t0 = time.perf_counter()
@@ -85,6 +85,7 @@ def ball_column_generation(
     # MAP accuracy is a maximum of linear column values; with full support and every row priced, the prefix pairs
     # are exact (rearrangement argument, docs/design.md §5), so no branch and bound is needed
     linear_exact = bool(is_map and rows_map.size == n and np.all(p > 0))
+    enumerate_all = bool(not is_map and n <= MAX_ENUMERATION_SIZE)
     master = _Master(n)
     start = [np.ones((1, n))] + [np.atleast_2d(c) for c in (seed_columns or []) if np.size(c)]
     C0 = np.unique(np.round(np.vstack(start), 14), axis=0)
@@ -128,6 +129,10 @@ def ball_column_generation(
             best_rc = float(cand[0][0])
         elif linear_exact:
             best_rc = ub_rc
+        elif enumerate_all:  # small alphabet: exact pricing by complete enumeration (a proof, no bound slack)
+            ub_rc, vals, U, V = prs[0].enumerate_pairs(top=MAX_NEW_COLUMNS, deadline=deadline)
+            best_rc = float(vals[0]) if vals.size else -np.inf
+            cand = [(float(x), u_, v_) for x, u_, v_ in zip(vals, U, V) if x > thresh]
         else:  # the heuristic found nothing: prove (or find an improving pair) by branch and bound
             best_rc, ub_rc = -np.inf, -np.inf
             budget = max_nodes
@@ -165,8 +170,11 @@ def ball_column_generation(
         extra = time.perf_counter() + min(1.0, 0.05 * time_limit)
         ub_rc = -np.inf
         for pr in pricers(lam):
-            _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
-            nodes_total += nodes
+            if enumerate_all:  # exact maximum (a few seconds at N = 16)
+                ub, *_ = pr.enumerate_pairs(top=1, deadline=time.perf_counter() + max(5.0, 0.1 * time_limit))
+            else:
+                _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
+                nodes_total += nodes
             ub_rc = max(ub_rc, ub)
         upper = _lagrangian_bound(lam, ub_rc)
     R = np.array(master.cols)
