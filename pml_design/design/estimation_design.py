@@ -155,10 +155,11 @@ def _criterion(V: np.ndarray, theta: np.ndarray, d_opt: bool):
 
 
 def _master(V: np.ndarray, d_opt: bool, theta0: np.ndarray, deadline: float, rtol: float = 1e-8, warm: bool = False):
-    """Minimise tr((V diag θ Vᵀ)⁻¹) (or −log det) s.t. Vθ = 1, θ ≥ 0. Returns (θ, ν, f).
+    """Minimise tr((V diag θ Vᵀ)⁻¹) (or −log det) s.t. Vθ = 1, θ ≥ 0. Returns (θ, ν, (f, F⁻¹, M)).
 
     Barrier method (Boyd & Vandenberghe §11.3) with infeasible-start Newton centering (§10.3); the Hessian
-    ``2 (VᵀF⁻¹V) ∘ (VᵀF⁻²V)`` (A) or ``(VᵀF⁻¹V)∘²`` (D) is dense K×K, so K is kept small by the caller.
+    ``2 (VᵀF⁻¹V) ∘ (VᵀF⁻²V)`` (A) or ``(VᵀF⁻¹V)∘²`` (D) is dense K×K, so K is kept small by the caller. The
+    returned ``M`` (F⁻² for A, F⁻¹ for D) gives the gradient ``−r_kᵀ M r_k`` of any ray (:func:`_gradients`).
     """
     from scipy.linalg import cho_factor, cho_solve
 
@@ -166,15 +167,15 @@ def _master(V: np.ndarray, d_opt: bool, theta0: np.ndarray, deadline: float, rto
     theta = np.maximum(theta0, 1e-12)
     theta = 0.98 * theta / max(theta.sum(), 1e-300) + 0.02 / K  # strictly interior in the orthant
     nu = np.zeros(N)
-    f, _, _ = _criterion(V, theta, d_opt)
-    if not np.isfinite(f):
+    state = _criterion(V, theta, d_opt)  # (f, F⁻¹, M) at the current θ, carried over from the line search
+    if not np.isfinite(state[0]):
         raise SolverFailedError("estimation master: singular Fisher information at the start", "singular")
-    t = K / (max(abs(f), 1.0) * (1e-3 if warm else 1e-1))
+    t = K / (max(abs(state[0]), 1.0) * (1e-3 if warm else 1e-1))
     while True:
         for _ in range(50):
-            f, B1m, B2m = _criterion(V, theta, d_opt)
+            _, B1m, B2m = state
             A1 = V.T @ B1m @ V
-            g = -np.einsum("ik,ik->k", V, B2m @ V)
+            g = _gradients(V, B2m)
             H = (A1 * A1) if d_opt else 2.0 * (A1 * (V.T @ B2m @ V))
             H *= t
             H[np.diag_indices(K)] += 1.0 / theta**2
@@ -196,24 +197,22 @@ def _master(V: np.ndarray, d_opt: bool, theta0: np.ndarray, deadline: float, rto
             s = min(1.0, 0.99 * float(np.min(-theta[neg] / dth[neg]))) if np.any(neg) else 1.0
             while s > 1e-10:
                 th2 = theta + s * dth
-                f2, _, B2b = _criterion(V, th2, d_opt)
-                if np.isfinite(f2):
-                    g2 = -np.einsum("ik,ik->k", V, B2b @ V)
-                    rd2 = t * g2 - 1.0 / th2 + V.T @ (nu + s * dnu)
+                state2 = _criterion(V, th2, d_opt)
+                if np.isfinite(state2[0]):
+                    rd2 = t * _gradients(V, state2[2]) - 1.0 / th2 + V.T @ (nu + s * dnu)
                     rp2 = V @ th2 - 1.0
                     if math.sqrt(float(rd2 @ rd2 + rp2 @ rp2)) <= (1 - 0.01 * s) * norm0:
                         break
                 s *= 0.5
             if s <= 1e-10:
                 break
-            theta, nu = theta + s * dth, nu + s * dnu
+            theta, nu, state = th2, nu + s * dnu, state2
             if time.perf_counter() > deadline:
                 break
-        if K / t <= rtol * max(abs(f), 1.0) or time.perf_counter() > deadline:
+        if K / t <= rtol * max(abs(state[0]), 1.0) or time.perf_counter() > deadline:
             break
         t *= 20.0
-    f, _, _ = _criterion(V, theta, d_opt)
-    return theta, nu / t, f
+    return theta, nu / t, state
 
 
 def _fewer_outputs(V: np.ndarray, theta: np.ndarray) -> np.ndarray | None:
@@ -353,9 +352,7 @@ def design_frequency_estimation(
 
     for it in range(1, max_iter + 1):
         with threadpool_limits(1):  # small dense K×K algebra: one BLAS thread is fastest and never oversubscribes
-            theta, nu, f = _master(V, d_opt, theta, deadline, warm=it > 1)
-        _, B1m, B2m = _criterion(V, theta, d_opt)
-        M2 = B1m if d_opt else B2m
+            theta, nu, (f, _, M2) = _master(V, d_opt, theta, deadline, warm=it > 1)
         g_master = _gradients(V, M2)
         base = f - float(g_master @ theta) - float(nu.sum())
         if R_all is not None:
@@ -379,21 +376,22 @@ def design_frequency_estimation(
         V = np.hstack([V[:, keep], cand[:, pick]])
         theta = np.concatenate([theta[keep], np.full(pick.size, 1e-3)])
     bar.close()
+    def certified(W: np.ndarray):  # the exact leakage check and repair, then the error of what is returned
+        c = certify(W, uset, epsilon, drop_empty_columns=True)
+        return c, util.value(c.matrix, prior)
+
     used = theta > 1e-12
     W = (V[:, used] * theta[used]).copy()
     W /= W.sum(axis=1, keepdims=True)  # master tolerance; certification re-checks exactly
-    cert = certify(W, uset, epsilon, drop_empty_columns=True)
-    value = util.value(cert.matrix, prior)
+    cert, value = certified(W)
     small = _fewer_outputs(V[:, used], theta[used])  # same Fisher information, at most N(N+1)/2 outputs
     if small is not None and small.shape[1] < cert.matrix.shape[1]:
-        cert_s = certify(small, uset, epsilon, drop_empty_columns=True)
-        value_s = util.value(cert_s.matrix, prior)
+        cert_s, value_s = certified(small)
         if value_s <= value * (1 + 1e-6):  # the LP meets F to its tolerance: a 1e-6 relative change at most
             cert, value = cert_s, value_s
     fell_back = False
     if not value <= seed_vals[best_seed]:  # stopped early (time limit): never return worse than the best seed
-        cert = certify(Wbest, uset, epsilon, drop_empty_columns=True)
-        value = util.value(cert.matrix, prior)
+        cert, value = certified(Wbest)
         fell_back = True
     lower_val = (lower if d_opt else lower - sq) if np.isfinite(lower) else -np.inf
     optimal = bool(proven and np.isfinite(value) and value - lower_val <= 10 * PROOF_RTOL * max(1.0, abs(value)))
