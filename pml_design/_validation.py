@@ -69,6 +69,22 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False,
     return eps
 
 
+#: Largest ε a design accepts: ``e^ε`` must stay a finite float (``e^709.78`` overflows), and any
+#: ε ≥ −log(min probability) already allows the identity mechanism.
+EPSILON_MAX: float = 700.0
+
+
+def check_design_epsilon(value: Any, name: str = "epsilon") -> float:
+    """Validate the ε of a mechanism design: :func:`check_epsilon` and at most :data:`EPSILON_MAX`."""
+    eps = check_epsilon(value, name)
+    if eps > EPSILON_MAX:
+        raise ValueError(
+            f"{name} must be <= {EPSILON_MAX:g} (e^epsilon overflows a float beyond ~709; any epsilon >= "
+            f"-log(min probability) already allows the identity mechanism), got {eps!r}"
+        )
+    return eps
+
+
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
     """Validate a failure probability δ ∈ (0, 1] (or [0, 1] with ``allow_zero``)."""
     d = check_real(value, name)

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_delta, check_epsilon, check_mechanism, check_positive_int, check_probability_vector
+from ._validation import (
+    EPSILON_MAX,  # noqa: F401 - re-exported: pml_design.pipeline.EPSILON_MAX
+    check_delta,
+    check_design_epsilon,
+    check_epsilon,
+    check_mechanism,
+    check_positive_int,
+    check_probability_vector,
+)
 from .bounds import delta_min, epsilon_prime
 from .estimation import counts_distribution, empirical_distribution, l1_deviation_delta, l1_radius, samples_needed
 from .uncertainty import L1Ball, leakage_capacity
@@ -28,9 +36,6 @@ __all__ = [
     "pml_statement",
 ]
 
-#: Largest ε accepted by :func:`design_from_samples`: ``e^ε`` must stay a finite float (``e^709.78`` overflows),
-#: and any ε ≥ −log(min probability) already allows the identity mechanism.
-EPSILON_MAX: float = 700.0
 
 
 def pml_statement(epsilon: float, delta: float, radius: float, m: int) -> str:
@@ -199,10 +204,7 @@ def design_from_samples(
     for arg, value in (("epsilon", epsilon), ("delta", delta)):
         if value is None:
             raise TypeError(f"design_from_samples() missing required argument: {arg!r}")
-    eps = check_epsilon(epsilon)
-    if eps > EPSILON_MAX:
-        raise ValueError(f"epsilon must be <= {EPSILON_MAX:g} (e^epsilon overflows a float beyond ~709; any epsilon "
-                         f">= -log(min probability) already allows the identity mechanism), got {eps!r}")
+    eps = check_design_epsilon(epsilon)
     d = check_delta(delta)
     if d >= 1.0:
         raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "

@@ -67,7 +67,7 @@ probability = argument_type(float, lambda v: 0 < v <= 1, "must lie in (0, 1]")
 #: δ of an (ε, δ)-PML statement: δ = 1 would make it vacuous (it holds with probability ≥ 0).
 failure_probability = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1) (delta = 1 makes the "
                                     "guarantee vacuous)")
-#: ε of a design: e^ε must be a finite float (it overflows beyond ~709; see pml_design.pipeline.EPSILON_MAX).
+#: ε of a design: e^ε must be a finite float (pml_design._validation.EPSILON_MAX; literal here: no numpy at --help).
 design_epsilon = argument_type(float, lambda v: math.isfinite(v) and 0 < v <= 700,
                                "must be a number in (0, 700] (e^epsilon overflows beyond ~709)")
 #: An l1 radius: 2 is the diameter of the simplex (the whole simplex), larger values are meaningless.

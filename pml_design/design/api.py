@@ -12,7 +12,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_epsilon, check_positive_int, check_probability_vector, fmt
+from .._validation import check_design_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit
 from .backends import BACKENDS as LP_BACKENDS
@@ -74,8 +74,6 @@ def _lp_only_solver(name: str | None) -> bool:
 
 
 
-#: Largest ε accepted (``e^ε`` must be a finite float); the same cap as :data:`pml_design.pipeline.EPSILON_MAX`.
-EPSILON_MAX: float = 700.0
 #: Largest alphabet for which ``method="auto"`` runs pycddlib's double description on a multi-point FiniteSet.
 AUTO_EXACT_SIZE_FINITE: int = 10
 
@@ -156,12 +154,7 @@ def design(
         reduce it); the mechanism is certified all the same.
     """
     uset = as_uncertainty_set(uncertainty)
-    eps = check_epsilon(epsilon)
-    if eps > EPSILON_MAX:
-        raise ValueError(
-            f"epsilon must be <= {EPSILON_MAX:g} (e^epsilon overflows a float beyond ~709; any epsilon >= "
-            f"-log(min probability) already allows the identity mechanism), got {eps!r}"
-        )
+    eps = check_design_epsilon(epsilon)
     util = as_utility(utility)
     p_util = _utility_prior(uset, prior)
     solver_name = _check_solver(solver)
