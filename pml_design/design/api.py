@@ -20,7 +20,7 @@ from .certify import certified_result
 from .exact import _design_subconvex_exact
 from .lp import solve_linear_design, use_sparse_path
 from .polytope import _solve, build_polytope, check_form
-from .rays import AUTO_EXACT_SIZE, AUTO_EXACT_SIZE_GENERIC
+from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
 from .result import DesignResult
 from .utilities import FrequencyEstimation, LinearUtility, as_utility
 
@@ -74,8 +74,6 @@ def _lp_only_solver(name: str | None) -> bool:
 
 
 
-#: Largest alphabet for which ``method="auto"`` runs pycddlib's double description on a multi-point FiniteSet.
-AUTO_EXACT_SIZE_FINITE: int = 10
 
 
 def design(
@@ -220,8 +218,7 @@ def design(
     else:
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
-        generic_rays = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
-        too_big = uset.size > (AUTO_EXACT_SIZE_GENERIC if generic_rays else AUTO_EXACT_SIZE)
+        too_big = uset.size > auto_exact_size(uset)
         multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1
         if multi and method == "auto" and uset.size > AUTO_EXACT_SIZE_FINITE:
             raise ValueError(

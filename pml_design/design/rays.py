@@ -44,10 +44,12 @@ from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
 
 __all__ = [
     "AUTO_EXACT_SIZE",
+    "AUTO_EXACT_SIZE_FINITE",
     "AUTO_EXACT_SIZE_GENERIC",
     "MAX_EXACT_SIZE",
     "MAX_EXACT_SIZE_GENERIC",
     "RayEnumerationError",
+    "auto_exact_size",
     "enumerate_rays",
     "in_cone",
     "l1_ball_rays",
@@ -62,6 +64,19 @@ AUTO_EXACT_SIZE: int = 16
 MAX_EXACT_SIZE_GENERIC: int = 12
 #: Largest such alphabet that ``method="auto"`` solves exactly (measured in ``benchmarks/bench_outside_regime.py``).
 AUTO_EXACT_SIZE_GENERIC: int = 10
+#: Largest alphabet for which ``method="auto"`` runs pycddlib's double description on a multi-point FiniteSet.
+AUTO_EXACT_SIZE_FINITE: int = 10
+
+
+def auto_exact_size(uset: UncertaintySet) -> int:
+    """Largest alphabet for which the rays of ``uset``'s column cone are enumerated without being asked to
+    (closed forms up to :data:`AUTO_EXACT_SIZE`; ℓ1 balls outside Proposition 2 up to
+    :data:`AUTO_EXACT_SIZE_GENERIC`; pycddlib on multi-point finite sets up to :data:`AUTO_EXACT_SIZE_FINITE`)."""
+    if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
+        return AUTO_EXACT_SIZE_GENERIC
+    if isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1:
+        return AUTO_EXACT_SIZE_FINITE
+    return AUTO_EXACT_SIZE
 
 
 class RayEnumerationError(ValueError):
