@@ -41,7 +41,7 @@ from itertools import combinations
 import numpy as np
 
 from ..mechanisms.frequency_oracles.fisher import fisher_information
-from ..uncertainty import L1Ball, UncertaintySet
+from ..uncertainty import FiniteSet, L1Ball, UncertaintySet
 from .anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
 from .certify import certify
 from .result import DesignResult, SolverFailedError
@@ -301,7 +301,7 @@ def design_frequency_estimation(
     """
     from .._validation import as_generator
     from ..progress import progress_bar
-    from .rays import AUTO_EXACT_SIZE_GENERIC, MAX_EXACT_SIZE, enumerate_rays
+    from .rays import AUTO_EXACT_SIZE_FINITE, AUTO_EXACT_SIZE_GENERIC, MAX_EXACT_SIZE, enumerate_rays
 
     if epsilon <= 0:
         raise ValueError(
@@ -317,8 +317,10 @@ def design_frequency_estimation(
     # complete ray list when affordable: pricing is then exact and the lower bound valid
     R_all = None
     generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+    multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1  # rays by pycddlib: slow beyond N = 10
+    limit = AUTO_EXACT_SIZE_GENERIC if generic else AUTO_EXACT_SIZE_FINITE if multi else MAX_EXACT_SIZE
     est_rays = 3.0**n if generic else n * 2.0**n
-    if (generic and n <= AUTO_EXACT_SIZE_GENERIC or not generic and n <= MAX_EXACT_SIZE) and est_rays <= 4 * MAX_ENUMERATED_RAYS:
+    if n <= limit and est_rays <= 4 * MAX_ENUMERATED_RAYS:
         try:
             R_all = enumerate_rays(uset, epsilon)
         except ValueError:
