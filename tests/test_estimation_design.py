@@ -136,3 +136,14 @@ def test_large_alphabet_keeps_the_ldp_floor_or_warns():
     warned = any(issubclass(w.category, pml.PMLDesignWarning) for w in rec)
     assert beaten == warned
     assert res.utility <= res.info["best_seed_value"] * (1 + 1e-9)  # never worse than its best seed mechanism
+
+
+def test_finite_sets_enumerate_rays_only_where_pycddlib_is_quick():
+    rng = np.random.default_rng(4)
+    small = pml.FiniteSet(rng.dirichlet(np.ones(4), size=3))
+    res = design(small, 1.0, utility="frequency_estimation", prior=small.distributions[0])
+    assert res.info["rays_enumerated"] and res.lower_bound <= res.utility
+    large = pml.FiniteSet(rng.dirichlet(np.ones(12), size=3))
+    res = design(large, 1.0, utility="frequency_estimation", prior=large.distributions[0], solver_options={"time_limit": 5})
+    assert not res.info["rays_enumerated"] and res.lower_bound == -np.inf
+    assert pml.leakage_capacity(res.matrix, large) <= 1.0 + 1e-12
