@@ -82,11 +82,31 @@ def _estimation_times(data: dict) -> str:
     )
 
 
+def _scale_gpu(data: dict) -> str:
+    t = data["targets"]
+    lines = ["| N | objective | wall (s) | certified gap | target |", "|---|---|---|---|---|"]
+    for r in data["rows"]:
+        target = t.get(str(r["n"]))
+        verdict = ""
+        if target is not None:
+            ok = r["total_s"] <= target and r["gap"] <= t["gap"]
+            verdict = f"≤ {target:g} s: {'met' if ok else 'missed'}"
+        lines.append(f"| {r['n']} | {r['objective']} | {r['total_s']:.3g} | {r['gap']:.2e} | {verdict} |")
+    missing = data.get("not_measured") or []
+    note = f" Not measured: {', '.join(missing)}." if missing else ""
+    return (
+        "\n".join(lines)
+        + f"\n\n{data['device']}; `design(..., solver=\"CUPDLPX\")` end to end (LP build, cuPDLPx at tolerance 1e-8, "
+        "exact certification); `certified gap` = valid bound − certified utility." + note
+    )
+
+
 #: name -> (JSON file, renderer)
 BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "estimation": ("estimation.json", _estimation),
     "outside-regime": ("outside_regime.json", _outside_regime),
     "scale-linear": ("scale_linear.json", _markdown_field),
+    "scale-gpu": ("scale_gpu.json", _scale_gpu),
     "scale-subconvex": ("scale_subconvex.json", _scale_subconvex),
     "deploy": ("bench_deploy.json", _deploy),
     "estimation-times": ("estimation.json", _estimation_times),

@@ -209,8 +209,9 @@ def test_cupdlpx_adapter_with_a_fake_gpu_package(monkeypatch):
     assert res.solver == "CUPDLPX" and res.optimal
     assert res.utility == pytest.approx(ref, abs=1e-7) and res.upper_bound >= ref - 1e-12
     assert calls[0][0]["OptimalityTol"] == 1e-4 and calls[0][0]["OutputFlag"] is False
-    if len(calls) > 1:  # tighter re-solves are warm-started
-        assert calls[1][1] is not None
+    assert calls[0][0].get("Presolve") is None  # a cold solve keeps cuPDLPx's presolve
+    assert len(calls) > 1 and res.info["polish"][-1].startswith("tol=")  # tol 1e-4 needed a tighter re-solve...
+    assert calls[1][1] is not None and calls[1][0]["Presolve"] is False  # ...warm-started, presolve off (else ignored)
     # automatic choice for large N (threshold lowered for the test)
     monkeypatch.setattr(backends, "GPU_AUTO_SIZE", 3)
     auto = design(uset, eps, utility=LinearUtility(G), prior=p)
@@ -332,3 +333,27 @@ def test_scale_benchmark_linear_part_runs(tmp_path):
     paths = {r["path"] for r in out["rows"]}
     assert paths == {"sparse CLARABEL", "cvxpy CLARABEL", "sparse HIGHS"}
     assert all(r["optimal"] for r in out["rows"] if r["path"].startswith("sparse"))
+
+
+def test_time_limit_covers_the_whole_linear_design_and_warns(capsys):
+    """``time_limit`` is for the whole call (issue 13: within 10 % + 1 s); a stopped solve is certified and warns."""
+    import time as _time
+
+    from pml_design.design.result import PMLDesignWarning
+
+    rng = np.random.default_rng(0)
+    n = 150
+    p = rng.dirichlet(np.ones(n) * 5)
+    ball = pd.L1Ball(p, 0.5 * p.min())
+    limit = 0.3
+    t0 = _time.perf_counter()
+    with pytest.warns(PMLDesignWarning, match=r"time limit 0\.3 s.*raise solver_options"):
+        res = design(ball, 1.0, utility=LinearUtility(np.eye(n)), solver="CLARABEL",
+                     solver_options={"time_limit": limit, "progress": True})
+    assert _time.perf_counter() - t0 <= 1.1 * limit + 1.0
+    assert res.certified_epsilon <= 1.0 + 1e-12 and not res.optimal
+    assert res.info["solver_status"] == "time_limit"
+    full = design(ball, 1.0, utility=LinearUtility(np.eye(n)), solver_options={"progress": False})
+    assert full.optimal and res.upper_bound >= full.utility - 1e-9  # the stopped solve's bound is still valid
+    err = capsys.readouterr().err
+    assert "linear design LP, 45300 rows" in err and "CLARABEL done in" in err and "gap" in err

@@ -123,8 +123,9 @@ def design(
         Polytope form for convex designs (see :func:`build_polytope`); "literal" uses the cvxpy model.
     solver_options : dict, optional
         Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
-        ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit``,
-        ``polish``, ``polish_solver`` (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``
+        ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit`` (whole
+        call; default None: to optimality), ``polish``, ``polish_solver``, ``progress`` (a start and an end line
+        on stderr) (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``
         (also chosen by "auto" for large alphabets) and ``utility="frequency_estimation"``:
         ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with

@@ -11,7 +11,9 @@ and polished while the gap is large (:func:`solve_linear_design`).
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 #: ``solver_options`` understood by the sparse linear path (``"backend"`` is read by :func:`use_sparse_path`).
-LINEAR_OPTIONS = ("backend", "tol", "time_limit", "polish", "polish_solver")
+LINEAR_OPTIONS = ("backend", "tol", "time_limit", "polish", "polish_solver", "progress")
 #: Polish when the certified utility is more than this (relative to ``max(1, |bound|)``) below the bound.
 POLISH_GAP: float = 1e-6
 #: Polishing continues until the gap is below this (half the 1e-7 at which ``optimal`` is claimed).
@@ -157,7 +159,17 @@ def _bound(lp: LinearProgram, y: np.ndarray) -> float:
     return min(lp.valid_upper_bound(y), lp.valid_upper_bound(-np.asarray(y, dtype=float)))
 
 
-def _polish(lp: LinearProgram, sol: object, backend: object, opts: dict, best: dict, steps: list, problem: tuple, tol: float) -> None:
+def _polish(
+    lp: LinearProgram,
+    sol: object,
+    backend: object,
+    opts: dict,
+    best: dict,
+    steps: list,
+    problem: tuple,
+    tol: float,
+    remaining: Callable[[], float | None] = lambda: None,
+) -> None:
     """Improve ``best`` (raw, cert, value, bound, time) in place; record the steps taken in ``steps``.
 
     1. "support": an exact backend (``polish_solver``) on the LP restricted to the active support of ``sol``
@@ -165,10 +177,15 @@ def _polish(lp: LinearProgram, sol: object, backend: object, opts: dict, best: d
        rows are all kept, so its multipliers bound the full LP too.
     2. "tol=…": while the gap exceeds :data:`POLISH_TARGET`, re-solve with ``sol``'s backend at a 100× tighter
        tolerance (warm-started where the backend supports it), at most twice, down to 1e-11.
+
+    ``remaining()`` is the time left of the whole design's ``time_limit`` (None: no limit): each step gets what is
+    left, and no step starts once it is spent.
     """
     from .backends import get_backend  # noqa: PLC0415
 
-    time_limit = opts.get("time_limit")
+    def spent() -> bool:
+        left = remaining()
+        return left is not None and left <= 0.0
 
     def consider(x: np.ndarray, y: np.ndarray) -> None:
         best["bound"] = min(best["bound"], _bound(lp, y))
@@ -188,8 +205,8 @@ def _polish(lp: LinearProgram, sol: object, backend: object, opts: dict, best: d
             removable[lp.blocks[blk]] = True
     r = lp.c - lp.A.T @ np.asarray(sol.y, dtype=float)  # type: ignore[attr-defined]
     keep = ~removable | (sol.x > 1e-7) | (r > -1e-7)  # type: ignore[attr-defined]
-    if not keep.all():
-        ps = pb.solve(lp.restrict(keep), tol=pb.default_tol, time_limit=time_limit)  # type: ignore[attr-defined]
+    if not keep.all() and not spent():
+        ps = pb.solve(lp.restrict(keep), tol=pb.default_tol, time_limit=remaining())  # type: ignore[attr-defined]
         best["time"] += ps.solve_time
         if ps.has_solution:
             x = np.zeros(lp.n_vars)
@@ -198,10 +215,10 @@ def _polish(lp: LinearProgram, sol: object, backend: object, opts: dict, best: d
             steps.append("support")
     cur, t = sol, tol
     for _ in range(2):
-        if done() or t <= 1e-11:
+        if done() or t <= 1e-11 or spent():
             break
         t = max(t * 1e-2, 1e-11)
-        s2 = backend.solve(lp, tol=t, time_limit=time_limit, warm_start=cur)  # type: ignore[attr-defined]
+        s2 = backend.solve(lp, tol=t, time_limit=remaining(), warm_start=cur)  # type: ignore[attr-defined]
         best["time"] += s2.solve_time
         if not s2.has_solution:
             break
@@ -246,8 +263,10 @@ def solve_linear_design(
     form : str
         A :data:`SPARSE_FORMS` name or "auto".
     options : dict, optional
-        ``tol`` (backend tolerance; default per backend), ``time_limit`` (seconds per backend call), ``polish``
-        (bool, default True), ``polish_solver`` (default "HIGHS").
+        ``tol`` (backend tolerance; default per backend), ``time_limit`` (wall-clock seconds for the whole call:
+        the solve gets what the build left, polishing what the solve left; default None: solve to optimality),
+        ``polish`` (bool, default True), ``polish_solver`` (default "HIGHS"), ``progress`` (a line on stderr
+        when the solve starts and ends; default: when stderr is a terminal).
 
     Returns
     -------
@@ -260,20 +279,41 @@ def solve_linear_design(
     ------
     SolverFailedError
         The backend returned no usable solution (infeasible/unbounded/error status).
+
+    Warns
+    -----
+    PMLDesignWarning
+        The certified utility is more than 1 % (relative) below the valid bound, e.g. a solve stopped by
+        ``time_limit``; the message names the gap and says to raise the limit.
     """
     from .backends import get_backend, select_backend  # noqa: PLC0415
     from .certify import certified_result  # noqa: PLC0415
     from .result import SolverFailedError  # noqa: PLC0415
 
+    from ..progress import progress_enabled  # noqa: PLC0415
+    from .anytime import _default_progress, _warn_gap  # noqa: PLC0415
+
     opts = _linear_options(options)
     name = select_backend(solver, uset.size)  # type: ignore[attr-defined]
     backend = get_backend(name)
     t0 = time.perf_counter()
+    time_limit = opts.get("time_limit")
+
+    def remaining() -> float | None:
+        return None if time_limit is None else max(t0 + float(time_limit) - time.perf_counter(), 0.0)
+
     lp = linear_design_lp(uset, eps, util.weights(prior), form)  # type: ignore[attr-defined]
     t_build = time.perf_counter() - t0
     tol = float(opts.get("tol", backend.default_tol))
-    time_limit = opts.get("time_limit")
-    sol = backend.solve(lp, tol=tol, time_limit=time_limit)
+    show = progress_enabled(_default_progress(opts.get("progress")))
+    if show:
+        print(
+            f"pml-design: linear design LP, {lp.n_rows} rows x {lp.n_vars} variables ({lp.A.nnz} nonzeros), {name} ...",
+            file=sys.stderr,
+            flush=True,
+        )
+    left = remaining()
+    sol = backend.solve(lp, tol=tol, time_limit=None if left is None else max(left, 1e-3))
     if not sol.has_solution:
         raise SolverFailedError(f"the linear design LP was not solved by {name}", sol.status)
     solve_time = sol.solve_time
@@ -282,8 +322,17 @@ def solve_linear_design(
     steps: list[str] = []
     if opts.get("polish", True) and bound - value > POLISH_GAP * max(1.0, abs(bound)):
         best = {"raw": raw, "cert": cert, "value": value, "bound": bound, "time": solve_time}
-        _polish(lp, sol, backend, opts, best, steps, (uset, eps, util, prior), tol)
+        _polish(lp, sol, backend, opts, best, steps, (uset, eps, util, prior), tol, remaining)
         raw, cert, value, bound, solve_time = best["raw"], best["cert"], best["value"], best["bound"], best["time"]
+    rel = (bound - value) / max(1.0, abs(bound)) if np.isfinite(bound) else np.inf
+    if show:
+        print(
+            f"pml-design: {name} done in {time.perf_counter() - t0:.1f} s ({sol.status}): certified {value:.8g}, "
+            f"bound {bound:.8g}, gap {rel:.2e}",
+            file=sys.stderr,
+            flush=True,
+        )
+    _warn_gap(rel, "linear", f"LP status {sol.status!r}, {name}", float("inf") if time_limit is None else float(time_limit))
     info = {
         "form": lp.form,
         "backend": name,
