@@ -36,7 +36,25 @@ __all__ = [
     "check_radius",
     "check_real",
     "fmt",
+    "not_a_file_reason",
 ]
+
+
+def not_a_file_reason(path: Any) -> str | None:
+    """Why ``path`` cannot be read as a data file ("file not found", "is a directory", "not a regular file, e.g. a
+    device or a pipe"), or None when it is a regular file.
+    """
+    import os  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+
+    p = pathlib.Path(os.fspath(path))
+    if p.is_file():
+        return None
+    if not p.exists():
+        return "file not found"
+    if p.is_dir():
+        return "is a directory, not a file"
+    return "not a regular file (a device, pipe or socket)"
 
 
 def fmt(value: Any) -> str:

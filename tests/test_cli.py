@@ -70,6 +70,10 @@ def test_console_script_entry_via_subprocess():
                           "--delta", "0.1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == ["pml-design: error: argument --counts: file not found: nope.txt"]
+    for path, why in (("/dev/null", "not a regular file"), (".", "is a directory")):  # says what is wrong with it
+        out = subprocess.run([sys.executable, "-m", "pml_design.cli", "design", "--counts", path, "--epsilon", "1",
+                              "--delta", "0.1"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and f"argument --counts: {why}" in out.stderr, out.stderr
 
 
 # --- demo -------------------------------------------------------------------------------------------------

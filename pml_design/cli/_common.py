@@ -165,9 +165,12 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     A header is the first line only if its last field is a name (letters, no digits), e.g. ``category,count``;
     a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
     """
+    from .._validation import not_a_file_reason  # noqa: PLC0415
+
     p = pathlib.Path(path)
-    if not p.is_file():
-        raise CliError(f"argument --counts: file not found: {path}")
+    why = not_a_file_reason(p)
+    if why is not None:
+        raise CliError(f"argument --counts: {why}: {path}")
     raw_bytes = p.read_bytes()
     if b"\x00" in raw_bytes[:65536]:
         raise CliError(f"argument --counts: not a text file (it contains NUL bytes): {path}")

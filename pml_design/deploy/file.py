@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt
+from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt, not_a_file_reason
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MechanismFileError", "content_hash", "load_mechanism", "save_mechanism"]
 
@@ -211,8 +211,9 @@ def _write_atomically(target: pathlib.Path, text: str) -> pathlib.Path:
 
 
 def _read_document(path: pathlib.Path) -> dict:
-    if not path.is_file():
-        raise FileNotFoundError(f"mechanism file not found: {path}")
+    why = not_a_file_reason(path)
+    if why is not None:
+        raise FileNotFoundError(f"mechanism file not found: {path}" if not path.exists() else f"mechanism file {path}: {why}")
     raw = path.read_bytes()
     if not raw.strip():
         raise MechanismFileError(f"mechanism file {path}: file is empty")

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import not_a_file_reason
+
 __all__ = ["MISSING_VALUES", "TableError", "TableSource", "column_counts", "privatize_table", "report_counts"]
 
 #: Cell values treated as missing when counting categories for a design (they are not categories).
@@ -58,8 +60,9 @@ class TableSource:
                  parquet: bool | None = None) -> None:
         self.path = pathlib.Path(os.fspath(path))  # type: ignore[arg-type]
         self.option = option
-        if not self.path.is_file():
-            raise TableError(f"argument {option}: file not found: {self.path}")
+        why = not_a_file_reason(self.path)
+        if why is not None:
+            raise TableError(f"argument {option}: {why}: {self.path}")
         self.size = self.path.stat().st_size
         if self.size == 0:
             raise TableError(f"argument {option}: file is empty: {self.path}")
