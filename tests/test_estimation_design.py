@@ -119,6 +119,8 @@ def test_bad_input_is_named():
         FrequencyEstimation("E")
     with pytest.raises(ValueError, match="method"):
         design(pml.L1Ball([0.5, 0.5], 0.1), 1.0, utility="frequency_estimation", method="exact")
+    with pytest.raises(ValueError, match=r"max_nodes.*no effect"):
+        design(pml.L1Ball([0.5, 0.5], 0.1), 1.0, utility="frequency_estimation", solver_options={"max_nodes": 10})
 
 
 def test_large_alphabet_keeps_the_ldp_floor_or_warns():

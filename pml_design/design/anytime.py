@@ -63,7 +63,7 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
         warnings.warn(
             PMLDesignWarning(
                 f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; time limit {time_limit:g} s); "
-                f"raise solver_options={{'time_limit': ...}} (and 'max_nodes' for the branch and bound){hint} to "
+                f"raise solver_options={{'time_limit': ...}}{hint} to "
                 "reduce the gap"
             ),
             stacklevel=stacklevel,

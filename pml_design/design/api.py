@@ -172,6 +172,11 @@ def design(
         from .estimation_design import design_frequency_estimation  # noqa: PLC0415
 
         opts = _scalable_opts(solver_options)
+        if "max_nodes" in opts:  # accepted by _scalable_opts for method='scalable'; it would be silently ignored here
+            raise ValueError(
+                "solver_options['max_nodes'] has no effect on utility='frequency_estimation' (no branch and bound); "
+                "it accepts 'time_limit' and 'progress'"
+            )
         return design_frequency_estimation(
             uset,
             eps,

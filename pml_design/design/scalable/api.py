@@ -132,6 +132,6 @@ def design_scalable(
     rel = res.gap / max(abs(res.upper_bound), 1e-300) if res.gap > 0 else 0.0
     _warn_gap(
         rel, res.utility_name, f"utility {res.utility:.6g}, upper bound {res.upper_bound:.6g}", time_limit,
-        " (or use method='exact' for small alphabets)", stacklevel=3,
+        " (and 'max_nodes' for the branch and bound, or use method='exact' for small alphabets)", stacklevel=3,
     )
     return res
