@@ -84,14 +84,17 @@ def _estimation_times(data: dict) -> str:
 
 def _scale_gpu(data: dict) -> str:
     t = data["targets"]
-    lines = ["| N | objective | wall (s) | certified gap | target |", "|---|---|---|---|---|"]
+    cpu = {(r["n"], r["objective"]): r["total_s"] for r in data.get("cpu_reference", [])}
+    lines = ["| N | objective | wall (s) | certified gap | Clarabel, 2 CPU cores (s) | target |", "|---|---|---|---|---|---|"]
     for r in data["rows"]:
         target = t.get(str(r["n"]))
         verdict = ""
         if target is not None:
             ok = r["total_s"] <= target and r["gap"] <= t["gap"]
             verdict = f"≤ {target:g} s: {'met' if ok else 'missed'}"
-        lines.append(f"| {r['n']} | {r['objective']} | {r['total_s']:.3g} | {r['gap']:.2e} | {verdict} |")
+        c = cpu.get((r["n"], r["objective"]))
+        cpu_cell = f"{c:.3g}" if c is not None else ""
+        lines.append(f"| {r['n']} | {r['objective']} | {r['total_s']:.3g} | {r['gap']:.2e} | {cpu_cell} | {verdict} |")
     missing = data.get("not_measured") or []
     note = f" Not measured: {', '.join(missing)}." if missing else ""
     return (

@@ -46,7 +46,8 @@ __all__ = [
 
 #: Alphabet size from which ``solver=None`` picks CUPDLPX (when it imports and a CUDA device is present).
 #: Measured on an H100 (``benchmarks/results/scale_gpu.json``): at N = 300 cuPDLPx takes 0.4-0.8 s end to end
-#: against ~5 s for Clarabel on 2 CPU cores (probability of truth and distortion), at N = 1000 3.6 s against 364 s.
+#: against ~5 s for Clarabel on 2 CPU cores (probability of truth and distortion), at N = 1000 3.6 s against 364 s
+#: (truth) but 407 s against 216 s for the distortion LP, on which PDHG converges slowly.
 GPU_AUTO_SIZE: int = 300
 
 _GPU_EXTRA = "pip install 'pml-design[gpu]'"
