@@ -33,14 +33,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .ball_subsets import RIGHT_SIZE, SubsetMin
 from .utilities import ChiSquareInformation, MutualInformation, TotalVariationInformation
 
 __all__ = ["MAX_ENUMERATION_SIZE", "BallCone", "PairPricer", "mass_phi"]
 
 #: Largest alphabet priced by complete enumeration of the 3^N nested pairs (43 M words at N = 16, ~1-2 s).
 MAX_ENUMERATION_SIZE: int = 16
-#: (u, v) cells per axis in a node bound.
-GRID = 10
+#: (u, v) cells per axis in a node bound before refinement.
+GRID = 8
+#: Halvings of a node bound's cells (cell width down to 1/2^REFINE_LEVELS of the first grid's).
+REFINE_LEVELS = 10
+#: Most cells a node bound refines at once.
+MAX_CELLS = 4096
+#: Most enumerated items in an integer-minimum query (2^EXACT_LEFT look-ups per cell, :mod:`.ball_subsets`).
+EXACT_LEFT = 14
+#: Most range-minimum look-ups per refinement level of a node bound.
+EXACT_BUDGET = 1 << 19
 
 
 def _xlogx(c):
@@ -131,6 +140,12 @@ def _cpos(c1, c2, f):
     return np.where((c2 == 0) | (f == 0), np.where(f >= 0, 0.0, c1 * f), out)
 
 
+def _query(ex: SubsetMin, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
+    """``ex.query`` once per distinct interval (the cells of a node share their edges)."""
+    iv, inv = np.unique(np.column_stack([t1, t2]), axis=0, return_inverse=True)
+    return ex.query(iv[:, 0], iv[:, 1])[inv.ravel()]
+
+
 @dataclass
 class _Free:
     """The free items of a branch-and-bound depth, in ascending κ (positive-mass ones for the bound)."""
@@ -162,6 +177,7 @@ class PairPricer:
     lam: np.ndarray
     grid: int = GRID
     _free_cache: dict = field(default_factory=dict)
+    _exact_cache: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         p = self.cone.p
@@ -220,6 +236,30 @@ class PairPricer:
         self._free_cache[d] = fr
         return fr
 
+    def _exact(self, d: int) -> SubsetMin | None:
+        """Integer minima of Λ over the free items of depth d (:class:`.ball_subsets.SubsetMin`), or None.
+
+        None when the enumerated half would exceed 2^:data:`EXACT_LEFT` subsets; the lightest
+        :data:`~.ball_subsets.RIGHT_SIZE` items (free at every such depth) share one sorted table.
+        """
+        if d in self._exact_cache:
+            return self._exact_cache[d]
+        p, lam = self.cone.p, self.lam
+        items = self.branch[d:]
+        npos = int(np.count_nonzero(p > 0))
+        cut = max(npos - RIGHT_SIZE, 0)
+        sm = None
+        if d >= cut:
+            sm = SubsetMin(p[items], lam[items])
+        elif cut - d <= EXACT_LEFT:
+            if "base" not in self._exact_cache:
+                light = self.branch[cut:npos]
+                self._exact_cache["base"] = SubsetMin(p[light], lam[light])
+            left = np.concatenate([self.branch[d:cut], self.branch[npos:]])
+            sm = self._exact_cache["base"].with_left(p[left], lam[left])
+        self._exact_cache[d] = sm
+        return sm
+
     @staticmethod
     def _min_L(fr: _Free, t1, t2):
         """``min_{t ∈ [t1, t2]} L(t)`` for the fractional knapsack cost L (convex, piecewise linear)."""
@@ -227,11 +267,16 @@ class PairPricer:
         t = np.clip(fr.tstar, np.clip(t1, 0.0, r), np.clip(t2, 0.0, r))
         return fr.neg0 + np.interp(t, fr.cm, fr.cl)
 
-    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo):
-        """Upper bounds of ``G − (a − b)X − bY`` on (u, v) cells (u-arrays as columns, v-arrays as rows)."""
+    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo=None):
+        """Upper bounds of ``G − (a − b)X − bY`` on (u, v) cells, element-wise (arrays broadcast together).
+
+        Interval arithmetic: ``b`` falls in u and v, ``a − b`` rises in v, ``a, b ≤ e^ε`` (a column's largest
+        entry is at most ``e^ε P̂·r``); each term is bounded over the cell separately, so the bound exceeds the
+        cell's maximum by O(cell width) (refined in :meth:`node_bound`). With ``Zlo ≤ Λ(V∖U)`` the same value
+        written ``G − aX − bZ`` gives a second bound (the smaller is kept): it stays tight where ``a − b`` and
+        ``b`` are both uncertain but ``a`` is not (u and v near the threshold θ, where ``V∖U`` is light).
+        """
         cone = self.cone
-        u1, u2, Xlo = u1[:, None], u2[:, None], Xlo[:, None]
-        v1, v2, hv1, hv2, Ylo = v1[None, :], v2[None, :], hv1[None, :], hv2[None, :], Ylo[None, :]
         nlo = np.maximum(-cone.h(u2), 0.0)
         nhi = -cone.h(u1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -245,6 +290,8 @@ class PairPricer:
             den_lo = v1 - w_hi * (v1 - u1)
             a_hi = np.minimum(np.where(den_lo > 0, 1.0 / np.where(den_lo > 0, den_lo, 1.0), np.inf), b_hi + d_hi)
             a_lo = np.maximum(1.0 / (v2 - w_lo * (v2 - u2)), b_lo + d_lo)
+            a_hi = np.minimum(a_hi, cone.e)
+            b_hi = np.minimum(b_hi, cone.e)
         ub = 0.0
         if self.spec is not None:
             phi, const = self.spec
@@ -260,43 +307,107 @@ class PairPricer:
         with np.errstate(invalid="ignore"):
             tx = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -d_lo * Xlo, -d_hi * Xlo))
             ty = np.where(Ylo == 0, 0.0, np.where(Ylo > 0, -b_lo * Ylo, -b_hi * Ylo))
-        out = ub + tx + ty
+            lin = tx + ty
+            if Zlo is not None:
+                tx2 = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -a_lo * Xlo, -a_hi * Xlo))
+                tz = np.where(Zlo == 0, 0.0, np.where(Zlo > 0, -b_lo * Zlo, -b_hi * Zlo))
+                lin = np.fmin(lin, np.where(np.isnan(tx2 + tz), np.inf, tx2 + tz))
+        out = ub + lin
         return np.where(np.isnan(out), np.inf, out)
 
-    def node_bound(self, d: int, uf: float, vf: float, Xf: float, Yf: float, any_out: bool):
-        """Valid upper bound over every completion of a node; returns (bound, (u, v, full) target) or None."""
+    def _relaxed(self, fr: _Free, uf, vf, Xf, Yf, u, v, full):
+        """The relaxation ``G(u, v) − (a − b)(X_f + L(u − u_f)) − b(Y_f + L(v − v_f))`` at points (no bound)."""
+        cone = self.cone
+        X = Xf + fr.neg0 + np.interp(u - uf, fr.cm, fr.cl)
+        Y = np.where(full, Yf + fr.total, Yf + fr.neg0 + np.interp(v - vf, fr.cm, fr.cl))
+        hv = np.where(full, cone.h_full, cone.h(v))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            val = _pair_values(cone, self.spec, u, v, hv, X, Y)
+        return np.where(np.isnan(val), -np.inf, val)
+
+    def node_bound(self, d: int, uf: float, vf: float, Xf: float, Yf: float, any_out: bool, target: float = -np.inf):
+        """Valid upper bound over every completion of a node; returns (bound, (u, v, full) target) or None.
+
+        Every completion with masses (u, v) has ``Λ(U) ≥ X_f + L(u − u_f)`` and ``Λ(V) ≥ Y_f + L(v − v_f)``
+        (fractional knapsack over the free items), so its value is at most the relaxation ``R(u, v)`` of
+        :meth:`_relaxed`. ``max R`` over the node's (u, v) box is bounded by interval arithmetic on cells
+        (:meth:`_cells`), refined adaptively (docs/design.md §5): cells whose bound is ``≤ target`` are closed
+        (their bounds kept), the others split 2 × 2, until every cell is closed, the relaxation itself exceeds
+        ``target`` at a cell centre (the node must be branched), or :data:`REFINE_LEVELS` / :data:`MAX_CELLS`.
+        The bound is the largest bound over closed and remaining cells, so it is valid for any ``target``.
+        """
         cone = self.cone
         th = cone.threshold
         if cone.h(uf) >= 0:
             return None
         fr = self._free(d)
+        ex = self._exact(d)
         r = float(fr.cm[-1])
         K = self.grid
         u_hi = min(uf + r, th)
         ue = np.linspace(uf, u_hi, K + 1) if u_hi > uf else np.array([uf, uf])
-        u1, u2 = ue[:-1], ue[1:]
-        Xlo = Xf + self._min_L(fr, u1 - uf, u2 - uf)
-        best, target = -np.inf, None
+        parts = []  # (u1, u2, v1, v2, full)
         v_lo, v_hi = max(vf, th), min(vf + r, 1.0)
         if v_lo <= v_hi and (vf + r >= th):
             ve = np.linspace(v_lo, v_hi, K + 1) if v_hi > v_lo else np.array([v_lo, v_lo])
-            v1, v2 = ve[:-1], ve[1:]
-            Ylo = Yf + self._min_L(fr, v1 - vf, v2 - vf)
-            ub = self._cells(u1, u2, Xlo, v1, v2, cone.h(v1), cone.h(v2), Ylo)
-            k = int(np.argmax(ub))
-            iu, iv = divmod(k, ub.shape[1])
-            best = float(ub.flat[k])
-            target = (0.5 * (u1[iu] + u2[iu]), 0.5 * (v1[iv] + v2[iv]), False)
+            U1, V1 = np.meshgrid(ue[:-1], ve[:-1], indexing="ij")
+            U2, V2 = np.meshgrid(ue[1:], ve[1:], indexing="ij")
+            parts.append((U1.ravel(), U2.ravel(), V1.ravel(), V2.ravel(), np.zeros(U1.size, dtype=bool)))
         if not any_out:  # V = the whole alphabet: h = e^ε − 1, Λ(V) known exactly
-            one, hf = np.ones(1), np.full(1, cone.h_full)
-            ub = self._cells(u1, u2, Xlo, one, one, hf, hf, np.full(1, Yf + fr.total))[:, 0]
-            k = int(np.argmax(ub))
-            if ub[k] > best:
-                best = float(ub[k])
-                target = (0.5 * (u1[k] + u2[k]), 1.0, True)
-        if target is None:
+            m = ue.size - 1
+            parts.append((ue[:-1], ue[1:], np.ones(m), np.ones(m), np.ones(m, dtype=bool)))
+        if not parts:
             return None
-        return best, target
+        u1, u2, v1, v2, full = (np.concatenate(x) for x in zip(*parts))
+        closed, best_pt, best_val, exact = -np.inf, None, -np.inf, False
+        for level in range(REFINE_LEVELS + 1):
+            # the free part of U lies in that of V: P̂(U∖U_f) ≤ P̂(V∖V_f)
+            nest = u1 - uf <= np.where(full, r, v2 - vf) + 1e-12
+            u1, u2, v1, v2, full = u1[nest], u2[nest], v1[nest], v2[nest], full[nest]
+            if not u1.size:
+                return (closed, best_pt) if best_pt is not None else None
+            Xlo = Xf + self._min_L(fr, u1 - uf, u2 - uf)
+            Ylo = np.where(full, Yf + fr.total, Yf + self._min_L(fr, v1 - vf, v2 - vf))
+            hv1 = np.where(full, cone.h_full, cone.h(v1))
+            hv2 = np.where(full, cone.h_full, cone.h(v2))
+            # Λ(V∖U) ≥ Y_f − X_f + min L over the masses its free part can have
+            tz1 = np.where(full, r, v1 - vf) - (u2 - uf)
+            tz2 = np.where(full, r, v2 - vf) - (u1 - uf)
+            Zlo = Yf - Xf + self._min_L(fr, tz1, tz2)
+            ub = self._cells(u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo)
+            vc = 0.5 * (v1 + v2)
+            uc = np.maximum(u1, np.minimum(0.5 * (u1 + u2), uf + np.where(full, r, vc - vf)))  # nested if possible
+            val = self._relaxed(fr, uf, vf, Xf, Yf, uc, vc, full)
+            k = int(np.argmax(val))
+            if best_pt is None or val[k] > best_val:
+                best_val, best_pt = float(val[k]), (float(uc[k]), float(vc[k]), bool(full[k]))
+            sel = np.flatnonzero(ub > target)
+            # the fractional relaxation exceeds the target or refining stops: integer minima, while affordable
+            exact = exact or bool(best_val > target or level == REFINE_LEVELS or 4 * sel.size > MAX_CELLS)
+            exact = exact and ex is not None and 0 < sel.size * ex.cost <= EXACT_BUDGET
+            if exact:  # integer minima of Λ over the cells' mass intervals (ball_subsets): no fractional items
+                f_ = full[sel]
+                X2 = np.maximum(Xlo[sel], Xf + _query(ex, u1[sel] - uf, u2[sel] - uf))
+                Y2 = np.where(f_, Ylo[sel], np.maximum(Ylo[sel], Yf + _query(ex, v1[sel] - vf, v2[sel] - vf)))
+                Z2 = np.maximum(Zlo[sel], Yf - Xf + _query(ex, tz1[sel], tz2[sel]))
+                none = np.isinf(X2) | np.isinf(Y2) | np.isinf(Z2)  # no completion has its masses in the cell
+                ub2 = self._cells(u1[sel], u2[sel], X2, v1[sel], v2[sel], hv1[sel], hv2[sel], Y2, Z2)
+                ub[sel] = np.where(none, -np.inf, np.minimum(ub[sel], ub2))
+            live = ub > target
+            if not live.any():
+                return max(closed, float(ub.max())), best_pt
+            if (best_val > target and not exact) or level == REFINE_LEVELS or 4 * int(live.sum()) > MAX_CELLS:
+                break
+            closed = max(closed, float(ub[~live].max(initial=-np.inf)))
+            u1, u2, v1, v2, full = u1[live], u2[live], v1[live], v2[live], full[live]
+            um, vm = 0.5 * (u1 + u2), 0.5 * (v1 + v2)
+            # split 2 × 2 (full-V cells only in u: their v is 1)
+            u1 = np.concatenate([u1, um, u1, um])
+            u2 = np.concatenate([um, u2, um, u2])
+            v1n = np.concatenate([v1, v1, np.where(full, v1, vm), np.where(full, v1, vm)])
+            v2n = np.concatenate([np.where(full, v2, vm), np.where(full, v2, vm), v2, v2])
+            v1, v2, full = v1n, v2n, np.concatenate([full] * 4)
+        return max(closed, float(ub.max())), best_pt
 
     def _complete(self, d, labels, target):
         """Feasible pairs completing a node near a (u, v) target: κ-prefixes of the free items (≤ 4)."""
@@ -436,7 +547,7 @@ class PairPricer:
             if d == n:
                 consider(labels == 2, labels >= 1)
                 return
-            nb = self.node_bound(d, uf, vf, Xf, Yf, any_out)
+            nb = self.node_bound(d, uf, vf, Xf, Yf, any_out, target=max(best_v, incumbent))
             if nb is None:
                 return
             ub, target = nb
