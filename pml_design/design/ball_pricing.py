@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ball_subsets import RIGHT_SIZE, SubsetMin
 from .utilities import ChiSquareInformation, MutualInformation, TotalVariationInformation
 
 __all__ = ["MAX_ENUMERATION_SIZE", "BallCone", "PairPricer", "mass_phi"]
@@ -46,10 +45,9 @@ GRID = 8
 REFINE_LEVELS = 10
 #: Most cells a node bound refines at once.
 MAX_CELLS = 4096
-#: Most enumerated items in an integer-minimum query (2^EXACT_LEFT look-ups per cell, :mod:`.ball_subsets`).
-EXACT_LEFT = 14
-#: Most range-minimum look-ups per refinement level of a node bound.
-EXACT_BUDGET = 1 << 19
+#: A node bound is refined until it exceeds the relaxation's value by at most this share of its excess over the
+#: pruning target.
+BOUND_RTOL = 0.1
 
 
 def _xlogx(c):
@@ -66,10 +64,26 @@ def mass_phi(util: object):
     if isinstance(util, MutualInformation):
         return _xlogx, 0.0
     if isinstance(util, ChiSquareInformation):
-        return (lambda c: np.asarray(c, dtype=float) ** 2), -1.0
+        return _square, -1.0
     if isinstance(util, TotalVariationInformation):
-        return (lambda c: 0.5 * np.abs(np.asarray(c, dtype=float) - 1.0)), 0.0
+        return _half_abs, 0.0
     return None
+
+
+def _square(c):
+    return np.asarray(c, dtype=float) ** 2
+
+
+def _half_abs(c):
+    return 0.5 * np.abs(np.asarray(c, dtype=float) - 1.0)
+
+
+#: Right derivatives φ' of the column terms (non-decreasing: φ is convex), for ``φ(a) − φ(b) ≤ φ'(a)(a − b)``.
+_DPHI = {
+    _xlogx: lambda c: np.log(np.maximum(c, 1e-300)) + 1.0,
+    _square: lambda c: 2.0 * np.asarray(c, dtype=float),
+    _half_abs: lambda c: np.where(np.asarray(c, dtype=float) >= 1.0, 0.5, -0.5),
+}
 
 
 @dataclass(frozen=True)
@@ -140,12 +154,6 @@ def _cpos(c1, c2, f):
     return np.where((c2 == 0) | (f == 0), np.where(f >= 0, 0.0, c1 * f), out)
 
 
-def _query(ex: SubsetMin, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
-    """``ex.query`` once per distinct interval (the cells of a node share their edges)."""
-    iv, inv = np.unique(np.column_stack([t1, t2]), axis=0, return_inverse=True)
-    return ex.query(iv[:, 0], iv[:, 1])[inv.ravel()]
-
-
 @dataclass
 class _Free:
     """The free items of a branch-and-bound depth, in ascending κ (positive-mass ones for the bound)."""
@@ -177,7 +185,6 @@ class PairPricer:
     lam: np.ndarray
     grid: int = GRID
     _free_cache: dict = field(default_factory=dict)
-    _exact_cache: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         p = self.cone.p
@@ -236,30 +243,6 @@ class PairPricer:
         self._free_cache[d] = fr
         return fr
 
-    def _exact(self, d: int) -> SubsetMin | None:
-        """Integer minima of Λ over the free items of depth d (:class:`.ball_subsets.SubsetMin`), or None.
-
-        None when the enumerated half would exceed 2^:data:`EXACT_LEFT` subsets; the lightest
-        :data:`~.ball_subsets.RIGHT_SIZE` items (free at every such depth) share one sorted table.
-        """
-        if d in self._exact_cache:
-            return self._exact_cache[d]
-        p, lam = self.cone.p, self.lam
-        items = self.branch[d:]
-        npos = int(np.count_nonzero(p > 0))
-        cut = max(npos - RIGHT_SIZE, 0)
-        sm = None
-        if d >= cut:
-            sm = SubsetMin(p[items], lam[items])
-        elif cut - d <= EXACT_LEFT:
-            if "base" not in self._exact_cache:
-                light = self.branch[cut:npos]
-                self._exact_cache["base"] = SubsetMin(p[light], lam[light])
-            left = np.concatenate([self.branch[d:cut], self.branch[npos:]])
-            sm = self._exact_cache["base"].with_left(p[left], lam[left])
-        self._exact_cache[d] = sm
-        return sm
-
     @staticmethod
     def _min_L(fr: _Free, t1, t2):
         """``min_{t ∈ [t1, t2]} L(t)`` for the fractional knapsack cost L (convex, piecewise linear)."""
@@ -298,12 +281,14 @@ class PairPricer:
             fa = np.maximum(phi(a_lo), phi(a_hi))
             fb = np.maximum(phi(b_lo), phi(b_hi))
             f0 = float(phi(0.0))
-            ub = (
-                _cpos(u1, u2, fa)
-                + _cpos(np.maximum(v1 - u2, 0.0), v2 - u1, fb)
-                + _cpos(np.maximum(1.0 - v2, 0.0), np.maximum(1.0 - v1, 0.0), np.full_like(fa, f0))
-                + const
-            )
+            rest = _cpos(np.maximum(1.0 - v2, 0.0), np.maximum(1.0 - v1, 0.0), np.full_like(fa, f0)) + const
+            ub = _cpos(u1, u2, fa) + _cpos(np.maximum(v1 - u2, 0.0), v2 - u1, fb) + rest
+            dphi = _DPHI.get(phi)
+            if dphi is not None:  # G = vφ(b) + u(φ(a) − φ(b)) + …, φ(a) − φ(b) ≤ φ'(a)(a − b), 0 ≤ u(a − b) ≤ 1
+                sl = dphi(a_hi)
+                with np.errstate(invalid="ignore"):
+                    t = np.where(sl >= 0, np.minimum(u2 * d_hi, 1.0) * sl, u1 * d_lo * sl)
+                ub = np.fmin(ub, _cpos(v1, v2, fb) + np.where(np.isnan(t), np.inf, t) + rest)
         with np.errstate(invalid="ignore"):
             tx = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -d_lo * Xlo, -d_hi * Xlo))
             ty = np.where(Ylo == 0, 0.0, np.where(Ylo > 0, -b_lo * Ylo, -b_hi * Ylo))
@@ -328,20 +313,21 @@ class PairPricer:
     def node_bound(self, d: int, uf: float, vf: float, Xf: float, Yf: float, any_out: bool, target: float = -np.inf):
         """Valid upper bound over every completion of a node; returns (bound, (u, v, full) target) or None.
 
-        Every completion with masses (u, v) has ``Λ(U) ≥ X_f + L(u − u_f)`` and ``Λ(V) ≥ Y_f + L(v − v_f)``
-        (fractional knapsack over the free items), so its value is at most the relaxation ``R(u, v)`` of
-        :meth:`_relaxed`. ``max R`` over the node's (u, v) box is bounded by interval arithmetic on cells
-        (:meth:`_cells`), refined adaptively (docs/design.md §5): cells whose bound is ``≤ target`` are closed
-        (their bounds kept), the others split 2 × 2, until every cell is closed, the relaxation itself exceeds
-        ``target`` at a cell centre (the node must be branched), or :data:`REFINE_LEVELS` / :data:`MAX_CELLS`.
-        The bound is the largest bound over closed and remaining cells, so it is valid for any ``target``.
+        Every completion with masses (u, v) has ``Λ(U) ≥ X_f + L(u − u_f)``, ``Λ(V) ≥ Y_f + L(v − v_f)`` and
+        ``Λ(V∖U) ≥ Y_f − X_f + L(·)`` (fractional knapsack over the free items), and ``u − u_f ≤ v − v_f`` (the free
+        part of U lies in that of V), so its value is at most the relaxation ``R(u, v)`` of :meth:`_relaxed`.
+        ``max R`` over the node's (u, v) box is bounded by interval arithmetic on cells (:meth:`_cells`), refined
+        adaptively (docs/design.md §5): with ``R*`` the largest relaxation value seen at a point of a cell, cells
+        whose bound is at most ``max(target, R* + BOUND_RTOL·(R* − target))`` are closed (their bounds kept), the
+        others split 2 × 2, until every cell is closed or :data:`REFINE_LEVELS` / :data:`MAX_CELLS` is reached.
+        So a node is either closed below ``target`` or gets a bound close to its relaxation's maximum (for the
+        best-first order). The bound is the largest over closed and remaining cells: valid for any ``target``.
         """
         cone = self.cone
         th = cone.threshold
         if cone.h(uf) >= 0:
             return None
         fr = self._free(d)
-        ex = self._exact(d)
         r = float(fr.cm[-1])
         K = self.grid
         u_hi = min(uf + r, th)
@@ -359,7 +345,7 @@ class PairPricer:
         if not parts:
             return None
         u1, u2, v1, v2, full = (np.concatenate(x) for x in zip(*parts))
-        closed, best_pt, best_val, exact = -np.inf, None, -np.inf, False
+        closed, best_pt, best_val = -np.inf, None, -np.inf
         for level in range(REFINE_LEVELS + 1):
             # the free part of U lies in that of V: P̂(U∖U_f) ≤ P̂(V∖V_f)
             nest = u1 - uf <= np.where(full, r, v2 - vf) + 1e-12
@@ -375,28 +361,19 @@ class PairPricer:
             tz2 = np.where(full, r, v2 - vf) - (u1 - uf)
             Zlo = Yf - Xf + self._min_L(fr, tz1, tz2)
             ub = self._cells(u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo)
-            vc = 0.5 * (v1 + v2)
-            uc = np.maximum(u1, np.minimum(0.5 * (u1 + u2), uf + np.where(full, r, vc - vf)))  # nested if possible
+            # a point of the cell where the free part of U fits in that of V (a value of the relaxation)
+            uc = np.maximum(u1, np.minimum(0.5 * (u1 + u2), uf + np.where(full, r, v2 - vf)))
+            vc = np.where(full, 1.0, np.clip(vf + (uc - uf), 0.5 * (v1 + v2), v2))
             val = self._relaxed(fr, uf, vf, Xf, Yf, uc, vc, full)
             k = int(np.argmax(val))
             if best_pt is None or val[k] > best_val:
                 best_val, best_pt = float(val[k]), (float(uc[k]), float(vc[k]), bool(full[k]))
-            sel = np.flatnonzero(ub > target)
-            # the fractional relaxation exceeds the target or refining stops: integer minima, while affordable
-            exact = exact or bool(best_val > target or level == REFINE_LEVELS or 4 * sel.size > MAX_CELLS)
-            exact = exact and ex is not None and 0 < sel.size * ex.cost <= EXACT_BUDGET
-            if exact:  # integer minima of Λ over the cells' mass intervals (ball_subsets): no fractional items
-                f_ = full[sel]
-                X2 = np.maximum(Xlo[sel], Xf + _query(ex, u1[sel] - uf, u2[sel] - uf))
-                Y2 = np.where(f_, Ylo[sel], np.maximum(Ylo[sel], Yf + _query(ex, v1[sel] - vf, v2[sel] - vf)))
-                Z2 = np.maximum(Zlo[sel], Yf - Xf + _query(ex, tz1[sel], tz2[sel]))
-                none = np.isinf(X2) | np.isinf(Y2) | np.isinf(Z2)  # no completion has its masses in the cell
-                ub2 = self._cells(u1[sel], u2[sel], X2, v1[sel], v2[sel], hv1[sel], hv2[sel], Y2, Z2)
-                ub[sel] = np.where(none, -np.inf, np.minimum(ub[sel], ub2))
-            live = ub > target
+            # cells are refined until their bounds are within BOUND_RTOL of the relaxation's excess over the target
+            bar = target if best_val <= target else best_val + BOUND_RTOL * (best_val - target)
+            live = ub > bar
             if not live.any():
                 return max(closed, float(ub.max())), best_pt
-            if (best_val > target and not exact) or level == REFINE_LEVELS or 4 * int(live.sum()) > MAX_CELLS:
+            if level == REFINE_LEVELS or 4 * int(live.sum()) > MAX_CELLS:
                 break
             closed = max(closed, float(ub[~live].max(initial=-np.inf)))
             u1, u2, v1, v2, full = u1[live], u2[live], v1[live], v2[live], full[live]
@@ -513,6 +490,7 @@ class PairPricer:
         deadline: float = np.inf,
         rtol: float = 1e-12,
         collect: list | None = None,
+        collect_above: float | None = None,
     ) -> tuple[float, tuple | None, float, int]:
         """Best-first branch and bound over the labels (in U / in V∖U / out) of the items, heaviest first.
 
@@ -520,7 +498,7 @@ class PairPricer:
         limit or the ``deadline`` (a ``time.perf_counter()`` value) the open nodes' bounds are kept, so the
         returned upper bound is always valid. With a finite ``stop_above`` it returns as soon as a pair beats it
         (the bound is then ``inf``). ``collect`` receives ``(value, U, V)`` for every pair found above
-        ``incumbent``.
+        ``collect_above`` (default ``incumbent``).
 
         Returns
         -------
@@ -537,7 +515,7 @@ class PairPricer:
         def consider(U, V):
             nonlocal best_v, best_pair
             val = self._evaluate(U, V)
-            if collect is not None and val > incumbent:
+            if collect is not None and val > (incumbent if collect_above is None else collect_above):
                 collect.append((val, U, V))
             if val > best_v:
                 best_v, best_pair = val, (U, V)
@@ -563,7 +541,7 @@ class PairPricer:
         while heap:
             if best_v > stop_above:
                 return best_v, best_pair, np.inf, nodes
-            if nodes >= max_nodes or (nodes & 63 == 0 and time.perf_counter() > deadline):
+            if nodes >= max_nodes or time.perf_counter() > deadline:
                 break
             negub, _, d, labels, uf, vf, Xf, Yf, any_out = heapq.heappop(heap)
             ub = -negub
