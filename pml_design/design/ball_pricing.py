@@ -250,14 +250,16 @@ class PairPricer:
         t = np.clip(fr.tstar, np.clip(t1, 0.0, r), np.clip(t2, 0.0, r))
         return fr.neg0 + np.interp(t, fr.cm, fr.cl)
 
-    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo=None):
+    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo=None, proper=None):
         """Upper bounds of ``G − (a − b)X − bY`` on (u, v) cells, element-wise (arrays broadcast together).
 
         Interval arithmetic: ``b`` falls in u and v, ``a − b`` rises in v, ``a, b ≤ e^ε`` (a column's largest
         entry is at most ``e^ε P̂·r``); each term is bounded over the cell separately, so the bound exceeds the
         cell's maximum by O(cell width) (refined in :meth:`node_bound`). With ``Zlo ≤ Λ(V∖U)`` the same value
         written ``G − aX − bZ`` gives a second bound (the smaller is kept): it stays tight where ``a − b`` and
-        ``b`` are both uncertain but ``a`` is not (u and v near the threshold θ, where ``V∖U`` is light).
+        ``b`` are both uncertain but ``a`` is not (u and v near the threshold θ, where ``V∖U`` is light). Where
+        ``proper`` (V not the whole alphabet) and ``u ≥ β/2``, ``a = 1/θ`` exactly: ``n_U = e^ε(θ − u)``,
+        ``h_V = e^ε(v − θ)``, so ``a = (h_V + n_U)/(h_V u + n_U v) = (v − u)/(θ(v − u))``.
         """
         cone = self.cone
         nlo = np.maximum(-cone.h(u2), 0.0)
@@ -275,6 +277,10 @@ class PairPricer:
             a_lo = np.maximum(1.0 / (v2 - w_lo * (v2 - u2)), b_lo + d_lo)
             a_hi = np.minimum(a_hi, cone.e)
             b_hi = np.minimum(b_hi, cone.e)
+            if proper is not None:
+                flat = proper & (u1 >= 0.5 * cone.beta)
+                a_lo = np.where(flat, 1.0 / cone.threshold, a_lo)
+                a_hi = np.where(flat, 1.0 / cone.threshold, a_hi)
         ub = 0.0
         if self.spec is not None:
             phi, const = self.spec
@@ -297,8 +303,27 @@ class PairPricer:
                 tx2 = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -a_lo * Xlo, -a_hi * Xlo))
                 tz = np.where(Zlo == 0, 0.0, np.where(Zlo > 0, -b_lo * Zlo, -b_hi * Zlo))
                 lin = np.fmin(lin, np.where(np.isnan(tx2 + tz), np.inf, tx2 + tz))
-        out = ub + lin
-        return np.where(np.isnan(out), np.inf, out)
+        out = np.where(np.isnan(ub + lin), np.inf, ub + lin)
+        if proper is not None and Zlo is not None and self.spec is not None and self.spec[0] is _xlogx:
+            out = np.fmin(out, self._flat_mi(u1, u2, Xlo, b_lo, b_hi, Zlo, proper & (u1 >= 0.5 * cone.beta)))
+        return out
+
+    def _flat_mi(self, u1, u2, Xlo, b_lo, b_hi, Zlo, flat):
+        """Mutual information where ``a = 1/θ`` (see :meth:`_cells`): a bound exact in (u, b) jointly.
+
+        With ``m = 1 − u/θ = b(v − u)`` the value is ``u φ(1/θ) + m log b − X/θ − bZ``: linear in u for fixed b and,
+        with ``Z ≥ Z_lo``, concave in b for fixed u, so its maximum over ``u ∈ [u1, u2]``, ``b ∈ [b_lo, b_hi]`` is
+        at ``u ∈ {u1, u2}`` and ``b* = clip(m/Z_lo, b_lo, b_hi)`` (``b_hi`` when ``Z_lo ≤ 0``). ``+inf`` off ``flat``.
+        """
+        th = self.cone.threshold
+        out = np.full(np.broadcast(u1, b_lo).shape, -np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for u in (u1, u2):
+                m = np.maximum(1.0 - u / th, 0.0)
+                bs = np.where(Zlo > 0, np.clip(m / np.where(Zlo > 0, Zlo, 1.0), b_lo, b_hi), b_hi)
+                t = np.where(m > 0, m * np.log(bs), 0.0) - bs * Zlo + u * float(_xlogx(1.0 / th)) - Xlo / th
+                out = np.maximum(out, np.where(np.isnan(t), np.inf, t))
+        return np.where(flat, out, np.inf)
 
     def _relaxed(self, fr: _Free, uf, vf, Xf, Yf, u, v, full):
         """The relaxation ``G(u, v) − (a − b)(X_f + L(u − u_f)) − b(Y_f + L(v − v_f))`` at points (no bound)."""
@@ -360,7 +385,7 @@ class PairPricer:
             tz1 = np.where(full, r, v1 - vf) - (u2 - uf)
             tz2 = np.where(full, r, v2 - vf) - (u1 - uf)
             Zlo = Yf - Xf + self._min_L(fr, tz1, tz2)
-            ub = self._cells(u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo)
+            ub = self._cells(u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo, proper=~full)
             # a point of the cell where the free part of U fits in that of V (a value of the relaxation)
             uc = np.maximum(u1, np.minimum(0.5 * (u1 + u2), uf + np.where(full, r, v2 - vf)))
             vc = np.where(full, 1.0, np.clip(vf + (uc - uf), 0.5 * (v1 + v2), v2))

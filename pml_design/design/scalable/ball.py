@@ -134,7 +134,11 @@ def ball_column_generation(
             vals, i, j = pr.prefix_pool()
             if vals.size:
                 pool_max.append(float(vals.max()))
-                top = _diverse_top(vals, j, thresh)
+                if enumerate_all or is_map:  # N ≤ 16 and MAP accuracy: the best MAX_NEW_COLUMNS, as before
+                    top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
+                    top = top[vals[top] > thresh]
+                else:
+                    top = _diverse_top(vals, j, thresh)
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
@@ -183,7 +187,9 @@ def ball_column_generation(
             bb_time += time.perf_counter() - t_it
         if cand:
             cand.sort(key=lambda t: -t[0])
-            cand = cand[:BALL_NEW_COLUMNS]
+            # the branch and bound may meet one pair at several nodes: distinct pairs only
+            cand = list({(c[1].tobytes(), c[2].tobytes()): c for c in reversed(cand)}.values())[::-1]
+            cand = cand[: MAX_NEW_COLUMNS if enumerate_all or is_map else BALL_NEW_COLUMNS]
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
         upper = min(upper, _lagrangian_bound(lam, ub_rc))
         history.append((it, value, upper))
