@@ -39,8 +39,15 @@ __all__ = ["MAX_ENUMERATION_SIZE", "BallCone", "PairPricer", "mass_phi"]
 
 #: Largest alphabet priced by complete enumeration of the 3^N nested pairs (43 M words at N = 16, ~1-2 s).
 MAX_ENUMERATION_SIZE: int = 16
-#: (u, v) cells per axis in a node bound.
-GRID = 10
+#: (u, v) cells per axis in a node bound before refinement.
+GRID = 8
+#: Halvings of a node bound's cells (cell width down to 1/2^REFINE_LEVELS of the first grid's).
+REFINE_LEVELS = 10
+#: Most cells a node bound refines at once.
+MAX_CELLS = 4096
+#: A node bound is refined until it exceeds the relaxation's value by at most this share of its excess over the
+#: pruning target.
+BOUND_RTOL = 0.1
 
 
 def _xlogx(c):
@@ -57,10 +64,26 @@ def mass_phi(util: object):
     if isinstance(util, MutualInformation):
         return _xlogx, 0.0
     if isinstance(util, ChiSquareInformation):
-        return (lambda c: np.asarray(c, dtype=float) ** 2), -1.0
+        return _square, -1.0
     if isinstance(util, TotalVariationInformation):
-        return (lambda c: 0.5 * np.abs(np.asarray(c, dtype=float) - 1.0)), 0.0
+        return _half_abs, 0.0
     return None
+
+
+def _square(c):
+    return np.asarray(c, dtype=float) ** 2
+
+
+def _half_abs(c):
+    return 0.5 * np.abs(np.asarray(c, dtype=float) - 1.0)
+
+
+#: Right derivatives φ' of the column terms (non-decreasing: φ is convex), for ``φ(a) − φ(b) ≤ φ'(a)(a − b)``.
+_DPHI = {
+    _xlogx: lambda c: np.log(np.maximum(c, 1e-300)) + 1.0,
+    _square: lambda c: 2.0 * np.asarray(c, dtype=float),
+    _half_abs: lambda c: np.where(np.asarray(c, dtype=float) >= 1.0, 0.5, -0.5),
+}
 
 
 @dataclass(frozen=True)
@@ -227,11 +250,18 @@ class PairPricer:
         t = np.clip(fr.tstar, np.clip(t1, 0.0, r), np.clip(t2, 0.0, r))
         return fr.neg0 + np.interp(t, fr.cm, fr.cl)
 
-    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo):
-        """Upper bounds of ``G − (a − b)X − bY`` on (u, v) cells (u-arrays as columns, v-arrays as rows)."""
+    def _cells(self, u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo=None, proper=None):
+        """Upper bounds of ``G − (a − b)X − bY`` on (u, v) cells, element-wise (arrays broadcast together).
+
+        Interval arithmetic: ``b`` falls in u and v, ``a − b`` rises in v, ``a, b ≤ e^ε`` (a column's largest
+        entry is at most ``e^ε P̂·r``); each term is bounded over the cell separately, so the bound exceeds the
+        cell's maximum by O(cell width) (refined in :meth:`node_bound`). With ``Zlo ≤ Λ(V∖U)`` the same value
+        written ``G − aX − bZ`` gives a second bound (the smaller is kept): it stays tight where ``a − b`` and
+        ``b`` are both uncertain but ``a`` is not (u and v near the threshold θ, where ``V∖U`` is light). Where
+        ``proper`` (V not the whole alphabet) and ``u ≥ β/2``, ``a = 1/θ`` exactly: ``n_U = e^ε(θ − u)``,
+        ``h_V = e^ε(v − θ)``, so ``a = (h_V + n_U)/(h_V u + n_U v) = (v − u)/(θ(v − u))``.
+        """
         cone = self.cone
-        u1, u2, Xlo = u1[:, None], u2[:, None], Xlo[:, None]
-        v1, v2, hv1, hv2, Ylo = v1[None, :], v2[None, :], hv1[None, :], hv2[None, :], Ylo[None, :]
         nlo = np.maximum(-cone.h(u2), 0.0)
         nhi = -cone.h(u1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -245,26 +275,79 @@ class PairPricer:
             den_lo = v1 - w_hi * (v1 - u1)
             a_hi = np.minimum(np.where(den_lo > 0, 1.0 / np.where(den_lo > 0, den_lo, 1.0), np.inf), b_hi + d_hi)
             a_lo = np.maximum(1.0 / (v2 - w_lo * (v2 - u2)), b_lo + d_lo)
+            a_hi = np.minimum(a_hi, cone.e)
+            b_hi = np.minimum(b_hi, cone.e)
+            if proper is not None:
+                flat = proper & (u1 >= 0.5 * cone.beta)
+                a_lo = np.where(flat, 1.0 / cone.threshold, a_lo)
+                a_hi = np.where(flat, 1.0 / cone.threshold, a_hi)
         ub = 0.0
         if self.spec is not None:
             phi, const = self.spec
             fa = np.maximum(phi(a_lo), phi(a_hi))
             fb = np.maximum(phi(b_lo), phi(b_hi))
             f0 = float(phi(0.0))
-            ub = (
-                _cpos(u1, u2, fa)
-                + _cpos(np.maximum(v1 - u2, 0.0), v2 - u1, fb)
-                + _cpos(np.maximum(1.0 - v2, 0.0), np.maximum(1.0 - v1, 0.0), np.full_like(fa, f0))
-                + const
-            )
+            rest = _cpos(np.maximum(1.0 - v2, 0.0), np.maximum(1.0 - v1, 0.0), np.full_like(fa, f0)) + const
+            ub = _cpos(u1, u2, fa) + _cpos(np.maximum(v1 - u2, 0.0), v2 - u1, fb) + rest
+            dphi = _DPHI.get(phi)
+            if dphi is not None:  # G = vφ(b) + u(φ(a) − φ(b)) + …, φ(a) − φ(b) ≤ φ'(a)(a − b), 0 ≤ u(a − b) ≤ 1
+                sl = dphi(a_hi)
+                with np.errstate(invalid="ignore"):
+                    t = np.where(sl >= 0, np.minimum(u2 * d_hi, 1.0) * sl, u1 * d_lo * sl)
+                ub = np.fmin(ub, _cpos(v1, v2, fb) + np.where(np.isnan(t), np.inf, t) + rest)
         with np.errstate(invalid="ignore"):
             tx = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -d_lo * Xlo, -d_hi * Xlo))
             ty = np.where(Ylo == 0, 0.0, np.where(Ylo > 0, -b_lo * Ylo, -b_hi * Ylo))
-        out = ub + tx + ty
-        return np.where(np.isnan(out), np.inf, out)
+            lin = tx + ty
+            if Zlo is not None:
+                tx2 = np.where(Xlo == 0, 0.0, np.where(Xlo > 0, -a_lo * Xlo, -a_hi * Xlo))
+                tz = np.where(Zlo == 0, 0.0, np.where(Zlo > 0, -b_lo * Zlo, -b_hi * Zlo))
+                lin = np.fmin(lin, np.where(np.isnan(tx2 + tz), np.inf, tx2 + tz))
+        out = np.where(np.isnan(ub + lin), np.inf, ub + lin)
+        if proper is not None and Zlo is not None and self.spec is not None and self.spec[0] is _xlogx:
+            out = np.fmin(out, self._flat_mi(u1, u2, Xlo, b_lo, b_hi, Zlo, proper & (u1 >= 0.5 * cone.beta)))
+        return out
 
-    def node_bound(self, d: int, uf: float, vf: float, Xf: float, Yf: float, any_out: bool):
-        """Valid upper bound over every completion of a node; returns (bound, (u, v, full) target) or None."""
+    def _flat_mi(self, u1, u2, Xlo, b_lo, b_hi, Zlo, flat):
+        """Mutual information where ``a = 1/θ`` (see :meth:`_cells`): a bound exact in (u, b) jointly.
+
+        With ``m = 1 − u/θ = b(v − u)`` the value is ``u φ(1/θ) + m log b − X/θ − bZ``: linear in u for fixed b and,
+        with ``Z ≥ Z_lo``, concave in b for fixed u, so its maximum over ``u ∈ [u1, u2]``, ``b ∈ [b_lo, b_hi]`` is
+        at ``u ∈ {u1, u2}`` and ``b* = clip(m/Z_lo, b_lo, b_hi)`` (``b_hi`` when ``Z_lo ≤ 0``). ``+inf`` off ``flat``.
+        """
+        th = self.cone.threshold
+        out = np.full(np.broadcast(u1, b_lo).shape, -np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for u in (u1, u2):
+                m = np.maximum(1.0 - u / th, 0.0)
+                bs = np.where(Zlo > 0, np.clip(m / np.where(Zlo > 0, Zlo, 1.0), b_lo, b_hi), b_hi)
+                t = np.where(m > 0, m * np.log(bs), 0.0) - bs * Zlo + u * float(_xlogx(1.0 / th)) - Xlo / th
+                out = np.maximum(out, np.where(np.isnan(t), np.inf, t))
+        return np.where(flat, out, np.inf)
+
+    def _relaxed(self, fr: _Free, uf, vf, Xf, Yf, u, v, full):
+        """The relaxation ``G(u, v) − (a − b)(X_f + L(u − u_f)) − b(Y_f + L(v − v_f))`` at points (no bound)."""
+        cone = self.cone
+        X = Xf + fr.neg0 + np.interp(u - uf, fr.cm, fr.cl)
+        Y = np.where(full, Yf + fr.total, Yf + fr.neg0 + np.interp(v - vf, fr.cm, fr.cl))
+        hv = np.where(full, cone.h_full, cone.h(v))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            val = _pair_values(cone, self.spec, u, v, hv, X, Y)
+        return np.where(np.isnan(val), -np.inf, val)
+
+    def node_bound(self, d: int, uf: float, vf: float, Xf: float, Yf: float, any_out: bool, target: float = -np.inf):
+        """Valid upper bound over every completion of a node; returns (bound, (u, v, full) target) or None.
+
+        Every completion with masses (u, v) has ``Λ(U) ≥ X_f + L(u − u_f)``, ``Λ(V) ≥ Y_f + L(v − v_f)`` and
+        ``Λ(V∖U) ≥ Y_f − X_f + L(·)`` (fractional knapsack over the free items), and ``u − u_f ≤ v − v_f`` (the free
+        part of U lies in that of V), so its value is at most the relaxation ``R(u, v)`` of :meth:`_relaxed`.
+        ``max R`` over the node's (u, v) box is bounded by interval arithmetic on cells (:meth:`_cells`), refined
+        adaptively (docs/design.md §5): with ``R*`` the largest relaxation value seen at a point of a cell, cells
+        whose bound is at most ``max(target, R* + BOUND_RTOL·(R* − target))`` are closed (their bounds kept), the
+        others split 2 × 2, until every cell is closed or :data:`REFINE_LEVELS` / :data:`MAX_CELLS` is reached.
+        So a node is either closed below ``target`` or gets a bound close to its relaxation's maximum (for the
+        best-first order). The bound is the largest over closed and remaining cells: valid for any ``target``.
+        """
         cone = self.cone
         th = cone.threshold
         if cone.h(uf) >= 0:
@@ -274,29 +357,59 @@ class PairPricer:
         K = self.grid
         u_hi = min(uf + r, th)
         ue = np.linspace(uf, u_hi, K + 1) if u_hi > uf else np.array([uf, uf])
-        u1, u2 = ue[:-1], ue[1:]
-        Xlo = Xf + self._min_L(fr, u1 - uf, u2 - uf)
-        best, target = -np.inf, None
+        parts = []  # (u1, u2, v1, v2, full)
         v_lo, v_hi = max(vf, th), min(vf + r, 1.0)
         if v_lo <= v_hi and (vf + r >= th):
             ve = np.linspace(v_lo, v_hi, K + 1) if v_hi > v_lo else np.array([v_lo, v_lo])
-            v1, v2 = ve[:-1], ve[1:]
-            Ylo = Yf + self._min_L(fr, v1 - vf, v2 - vf)
-            ub = self._cells(u1, u2, Xlo, v1, v2, cone.h(v1), cone.h(v2), Ylo)
-            k = int(np.argmax(ub))
-            iu, iv = divmod(k, ub.shape[1])
-            best = float(ub.flat[k])
-            target = (0.5 * (u1[iu] + u2[iu]), 0.5 * (v1[iv] + v2[iv]), False)
+            U1, V1 = np.meshgrid(ue[:-1], ve[:-1], indexing="ij")
+            U2, V2 = np.meshgrid(ue[1:], ve[1:], indexing="ij")
+            parts.append((U1.ravel(), U2.ravel(), V1.ravel(), V2.ravel(), np.zeros(U1.size, dtype=bool)))
         if not any_out:  # V = the whole alphabet: h = e^ε − 1, Λ(V) known exactly
-            one, hf = np.ones(1), np.full(1, cone.h_full)
-            ub = self._cells(u1, u2, Xlo, one, one, hf, hf, np.full(1, Yf + fr.total))[:, 0]
-            k = int(np.argmax(ub))
-            if ub[k] > best:
-                best = float(ub[k])
-                target = (0.5 * (u1[k] + u2[k]), 1.0, True)
-        if target is None:
+            m = ue.size - 1
+            parts.append((ue[:-1], ue[1:], np.ones(m), np.ones(m), np.ones(m, dtype=bool)))
+        if not parts:
             return None
-        return best, target
+        u1, u2, v1, v2, full = (np.concatenate(x) for x in zip(*parts))
+        closed, best_pt, best_val = -np.inf, None, -np.inf
+        for level in range(REFINE_LEVELS + 1):
+            # the free part of U lies in that of V: P̂(U∖U_f) ≤ P̂(V∖V_f)
+            nest = u1 - uf <= np.where(full, r, v2 - vf) + 1e-12
+            u1, u2, v1, v2, full = u1[nest], u2[nest], v1[nest], v2[nest], full[nest]
+            if not u1.size:
+                return (closed, best_pt) if best_pt is not None else None
+            Xlo = Xf + self._min_L(fr, u1 - uf, u2 - uf)
+            Ylo = np.where(full, Yf + fr.total, Yf + self._min_L(fr, v1 - vf, v2 - vf))
+            hv1 = np.where(full, cone.h_full, cone.h(v1))
+            hv2 = np.where(full, cone.h_full, cone.h(v2))
+            # Λ(V∖U) ≥ Y_f − X_f + min L over the masses its free part can have
+            tz1 = np.where(full, r, v1 - vf) - (u2 - uf)
+            tz2 = np.where(full, r, v2 - vf) - (u1 - uf)
+            Zlo = Yf - Xf + self._min_L(fr, tz1, tz2)
+            ub = self._cells(u1, u2, Xlo, v1, v2, hv1, hv2, Ylo, Zlo, proper=~full)
+            # a point of the cell where the free part of U fits in that of V (a value of the relaxation)
+            uc = np.maximum(u1, np.minimum(0.5 * (u1 + u2), uf + np.where(full, r, v2 - vf)))
+            vc = np.where(full, 1.0, np.clip(vf + (uc - uf), 0.5 * (v1 + v2), v2))
+            val = self._relaxed(fr, uf, vf, Xf, Yf, uc, vc, full)
+            k = int(np.argmax(val))
+            if best_pt is None or val[k] > best_val:
+                best_val, best_pt = float(val[k]), (float(uc[k]), float(vc[k]), bool(full[k]))
+            # cells are refined until their bounds are within BOUND_RTOL of the relaxation's excess over the target
+            bar = target if best_val <= target else best_val + BOUND_RTOL * (best_val - target)
+            live = ub > bar
+            if not live.any():
+                return max(closed, float(ub.max())), best_pt
+            if level == REFINE_LEVELS or 4 * int(live.sum()) > MAX_CELLS:
+                break
+            closed = max(closed, float(ub[~live].max(initial=-np.inf)))
+            u1, u2, v1, v2, full = u1[live], u2[live], v1[live], v2[live], full[live]
+            um, vm = 0.5 * (u1 + u2), 0.5 * (v1 + v2)
+            # split 2 × 2 (full-V cells only in u: their v is 1)
+            u1 = np.concatenate([u1, um, u1, um])
+            u2 = np.concatenate([um, u2, um, u2])
+            v1n = np.concatenate([v1, v1, np.where(full, v1, vm), np.where(full, v1, vm)])
+            v2n = np.concatenate([np.where(full, v2, vm), np.where(full, v2, vm), v2, v2])
+            v1, v2, full = v1n, v2n, np.concatenate([full] * 4)
+        return max(closed, float(ub.max())), best_pt
 
     def _complete(self, d, labels, target):
         """Feasible pairs completing a node near a (u, v) target: κ-prefixes of the free items (≤ 4)."""
@@ -402,6 +515,7 @@ class PairPricer:
         deadline: float = np.inf,
         rtol: float = 1e-12,
         collect: list | None = None,
+        collect_above: float | None = None,
     ) -> tuple[float, tuple | None, float, int]:
         """Best-first branch and bound over the labels (in U / in V∖U / out) of the items, heaviest first.
 
@@ -409,7 +523,7 @@ class PairPricer:
         limit or the ``deadline`` (a ``time.perf_counter()`` value) the open nodes' bounds are kept, so the
         returned upper bound is always valid. With a finite ``stop_above`` it returns as soon as a pair beats it
         (the bound is then ``inf``). ``collect`` receives ``(value, U, V)`` for every pair found above
-        ``incumbent``.
+        ``collect_above`` (default ``incumbent``).
 
         Returns
         -------
@@ -426,7 +540,7 @@ class PairPricer:
         def consider(U, V):
             nonlocal best_v, best_pair
             val = self._evaluate(U, V)
-            if collect is not None and val > incumbent:
+            if collect is not None and val > (incumbent if collect_above is None else collect_above):
                 collect.append((val, U, V))
             if val > best_v:
                 best_v, best_pair = val, (U, V)
@@ -436,7 +550,7 @@ class PairPricer:
             if d == n:
                 consider(labels == 2, labels >= 1)
                 return
-            nb = self.node_bound(d, uf, vf, Xf, Yf, any_out)
+            nb = self.node_bound(d, uf, vf, Xf, Yf, any_out, target=max(best_v, incumbent))
             if nb is None:
                 return
             ub, target = nb
@@ -452,7 +566,7 @@ class PairPricer:
         while heap:
             if best_v > stop_above:
                 return best_v, best_pair, np.inf, nodes
-            if nodes >= max_nodes or (nodes & 63 == 0 and time.perf_counter() > deadline):
+            if nodes >= max_nodes or time.perf_counter() > deadline:
                 break
             negub, _, d, labels, uf, vf, Xf, Yf, any_out = heapq.heappop(heap)
             ub = -negub

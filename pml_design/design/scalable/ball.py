@@ -22,6 +22,23 @@ from .master import MAX_NEW_COLUMNS, _cg_result, _lagrangian_bound, _Master, col
 
 __all__ = ["ball_column_generation"]
 
+#: Largest share of the elapsed time spent in complete (exact) pricing while the heuristic still finds columns.
+BB_SHARE = 0.5
+#: Longest complete pricing round, as a share of the time limit.
+BB_ROUND = 0.1
+#: Share of the gap left below which a complete pricing round closes its nodes.
+BB_GAP_SHARE = 0.3
+#: Columns added per iteration beyond N = 16 (prefix pairs with distinct V first, then branch-and-bound pairs).
+BALL_NEW_COLUMNS = 24
+
+
+def _diverse_top(vals: np.ndarray, j: np.ndarray, thresh: float) -> np.ndarray:
+    """Indices of the best prefix pairs above ``thresh``, at most one per V prefix ``j`` (:data:`BALL_NEW_COLUMNS`)."""
+    order = np.argsort(-vals, kind="stable")
+    order = order[vals[order] > thresh]
+    _, first = np.unique(j[order], return_index=True)
+    return order[np.sort(first)][:BALL_NEW_COLUMNS]
+
 
 def _mix_into_cone(C: np.ndarray, ball: L1Ball, epsilon: float) -> np.ndarray:
     """Columns (rows of C, ``P̂·c = 1``) mixed with the constant column just enough to lie in ``K(ε, ball)``.
@@ -105,8 +122,10 @@ def ball_column_generation(
     history = []
     bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
     lam = np.zeros(n)
+    bb_time = 0.0
     for it in range(1, max_iter + 1):
         value, lam, _ = master.solve()
+        t_it = time.perf_counter()
         _progress_update(bar, value, upper)
         thresh = rtol * max(1.0, abs(value))
         prs = pricers(lam)
@@ -115,17 +134,28 @@ def ball_column_generation(
             vals, i, j = pr.prefix_pool()
             if vals.size:
                 pool_max.append(float(vals.max()))
-                top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
-                top = top[vals[top] > thresh]
+                if enumerate_all or is_map:  # N ≤ 16 and MAP accuracy: the best MAX_NEW_COLUMNS, as before
+                    top = np.argsort(-vals, kind="stable")[:MAX_NEW_COLUMNS]
+                    top = top[vals[top] > thresh]
+                else:
+                    top = _diverse_top(vals, j, thresh)
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
         ub_rc = np.inf
         if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
             ub_rc = max(pool_max)
+        elif cand and not enumerate_all and bb_time <= BB_SHARE * (time.perf_counter() - t0):
+            # the heuristic improves, but exact pricing (whose bound ends the run) gets its share of the time:
+            # a complete branch and bound adds its best pairs and gives this iteration a Lagrangian bound
+            # nodes are closed below a share of the gap left: each round shrinks the gap geometrically
+            tau = max(thresh, BB_GAP_SHARE * (upper - value)) if np.isfinite(upper) else thresh
+            ub_rc, found, nodes = _exact_round(prs, thresh, tau, max_nodes, min(deadline, t_it + BB_ROUND * time_limit))
+            nodes_total += nodes
+            cand = cand + found
+            bb_time += time.perf_counter() - t_it
         if cand:
             cand.sort(key=lambda t: -t[0])
-            cand = cand[:MAX_NEW_COLUMNS]
             best_rc = float(cand[0][0])
         elif linear_exact:
             best_rc = ub_rc
@@ -154,7 +184,12 @@ def ball_column_generation(
                     break
             cand.sort(key=lambda t: -t[0])
             cand = cand[:MAX_NEW_COLUMNS]
+            bb_time += time.perf_counter() - t_it
         if cand:
+            cand.sort(key=lambda t: -t[0])
+            # the branch and bound may meet one pair at several nodes: distinct pairs only
+            cand = list({(c[1].tobytes(), c[2].tobytes()): c for c in reversed(cand)}.values())[::-1]
+            cand = cand[: MAX_NEW_COLUMNS if enumerate_all or is_map else BALL_NEW_COLUMNS]
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
         upper = min(upper, _lagrangian_bound(lam, ub_rc))
         history.append((it, value, upper))
@@ -173,7 +208,8 @@ def ball_column_generation(
             if enumerate_all:  # exact maximum (a few seconds at N = 16)
                 ub, *_ = pr.enumerate_pairs(top=1, deadline=time.perf_counter() + max(5.0, 0.1 * time_limit))
             else:
-                _, _, ub, nodes = pr.branch_and_bound(max_nodes=max_nodes, deadline=extra)
+                tau = max(thresh, BB_GAP_SHARE * (upper - value)) if np.isfinite(upper) else thresh
+                _, _, ub, nodes = pr.branch_and_bound(incumbent=tau, max_nodes=max_nodes, deadline=extra)
                 nodes_total += nodes
             ub_rc = max(ub_rc, ub)
         upper = _lagrangian_bound(lam, ub_rc)
@@ -184,6 +220,25 @@ def ball_column_generation(
     out = _cg_result(master, (R[used] * theta[used, None]).T, value, upper, proven, it, t0, history, nodes_total, lam)
     out["columns"] = R
     return out
+
+
+def _exact_round(prs: list, thresh: float, tau: float, max_nodes: int, deadline: float) -> tuple[float, list, int]:
+    """One complete branch and bound per pricer (no early stop): ``(bound on the max reduced value, pairs, nodes)``.
+
+    Nodes whose bound is at most ``tau ≥ thresh`` are closed (their bounds kept, so the bound is at most ``tau``
+    when the search completes); the pairs are every ``(value, U, V)`` found above ``thresh``. The bound keeps the
+    open nodes' bounds at the node limit or the ``deadline``, so it is valid (``inf`` when a pricer was not
+    reached).
+    """
+    ub_rc, found, nodes_total = -np.inf, [], 0
+    for pr in prs:
+        if time.perf_counter() > deadline:
+            return np.inf, found, nodes_total
+        _, _, ub, nodes = pr.branch_and_bound(
+            incumbent=tau, max_nodes=max_nodes, deadline=deadline, collect=found, collect_above=thresh
+        )
+        ub_rc, nodes_total = max(ub_rc, ub), nodes_total + nodes
+    return ub_rc, found, nodes_total
 
 
 def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time_limit: float, max_nodes: int) -> list:
