@@ -177,18 +177,13 @@ def run_gpu(
         summary["markdown"] = _markdown(rows)
         (outdir / "scale_gpu.json").write_text(json.dumps(summary, indent=2, default=str))
 
-    for n in sizes:
-        for obj in objectives:
-            r = time_sparse(n, obj, solver="CUPDLPX")
-            rows.append(r)
-            save()
-            print(f"N={n} {obj}: {r['total_s']:.2f} s, gap {r['gap']:.2e}, polish {r['polish']}", flush=True)
-    for n in cpu_sizes:
-        for obj in objectives:
-            r = time_sparse(n, obj, solver="CLARABEL")
-            rows.append(r)
-            save()
-            print(f"N={n} {obj} CPU: {r['total_s']:.2f} s", flush=True)
+    for solver, ns in (("CUPDLPX", sizes), ("CLARABEL", cpu_sizes)):
+        for n in ns:
+            for obj in objectives:
+                r = time_sparse(n, obj, solver=solver)
+                rows.append(r)
+                save()
+                print(f"N={n} {obj} {solver}: {r['total_s']:.2f} s, gap {r['gap']:.2e}, polish {r['polish']}", flush=True)
     print(summary["markdown"])
     return summary
 

@@ -50,3 +50,17 @@ def lp_min_output(center: np.ndarray, radius: float, c: np.ndarray) -> tuple[flo
     res = linprog(cost, A_ub=A_ub, b_ub=[radius], A_eq=A_eq, b_eq=b_eq, bounds=[(0, None)] * (3 * n), method="highs-ds")
     assert res.status == 0, res.message
     return float(res.fun), res.x[:n]
+
+
+def linear_design_optimum(uset, eps: float, G: np.ndarray, p: np.ndarray) -> float:
+    """The linear design's LP optimum from an independent derivation: the cvxpy model of
+    :mod:`pml_design.design.polytope` (not the sparse LP), solved by HiGHS's dual simplex (a vertex, ~1e-15)."""
+    import cvxpy as cp
+
+    import pml_design as pd
+
+    poly = pd.build_polytope(uset, eps, n_outputs=G.shape[1])
+    prob = poly.problem(cp.sum(cp.multiply(p[:, None] * G, poly.P)))
+    prob.solve(solver="HIGHS")
+    assert prob.status == cp.OPTIMAL
+    return float(prob.value)

@@ -14,22 +14,13 @@ import pytest
 
 import pml_design as pd
 from pml_design.design import LinearUtility, design, distortion_gain
+from tests.conftest import linear_design_optimum
 
 backends = importlib.import_module("pml_design.design.backends")
 
 pytestmark = pytest.mark.skipif(
     not backends.backend_available("CUPDLPX"), reason="needs cupdlpx (pml-design[gpu]) and a CUDA device"
 )
-
-
-def _reference(uset: object, eps: float, G: np.ndarray, p: np.ndarray) -> float:
-    import cvxpy as cp
-
-    poly = pd.build_polytope(uset, eps, n_outputs=G.shape[1])
-    prob = poly.problem(cp.sum(cp.multiply(p[:, None] * G, poly.P)))
-    prob.solve(solver="HIGHS")
-    assert prob.status == cp.OPTIMAL
-    return float(prob.value)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -42,7 +33,7 @@ def test_cupdlpx_matches_simplex_and_is_certified(seed: int) -> None:
     uset = pd.L1Ball(p, beta)
     eps = float(rng.choice([0.1, 0.5, 1.0, 3.0]))
     G = np.eye(n) if seed % 3 else distortion_gain(n)
-    ref = _reference(uset, eps, G, p)
+    ref = linear_design_optimum(uset, eps, G, p)
     res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="CUPDLPX")
     assert res.solver == "CUPDLPX"
     assert res.certified_epsilon <= eps + 1e-12

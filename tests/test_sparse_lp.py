@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import pml_design as pd
 from pml_design.design import LinearUtility, design, distortion_gain, linear_design_lp, tradeoff_curve
+from tests.conftest import linear_design_optimum
 
 lp_mod = importlib.import_module("pml_design.design.lp")
 backends = importlib.import_module("pml_design.design.backends")
@@ -48,21 +49,10 @@ def _instance(seed: int) -> tuple:
     return uset, eps, G, p
 
 
-def _cvxpy_optimum(uset, eps, G, p) -> float:
-    """The LP optimum of the cvxpy model (a different builder), HiGHS dual simplex."""
-    import cvxpy as cp
-
-    poly = pd.build_polytope(uset, eps, n_outputs=G.shape[1])
-    prob = poly.problem(cp.sum(cp.multiply(p[:, None] * G, poly.P)))
-    prob.solve(solver="HIGHS")
-    assert prob.status == cp.OPTIMAL
-    return float(prob.value)
-
-
 @pytest.mark.parametrize("seed", range(30))
 def test_sparse_lp_equals_cvxpy_model(seed):
     uset, eps, G, p = _instance(seed)
-    ref = _cvxpy_optimum(uset, eps, G, p)
+    ref = linear_design_optimum(uset, eps, G, p)
     scale = max(1.0, abs(ref))
     res = design(uset, eps, utility=LinearUtility(G), prior=p)  # sparse path, Clarabel
     assert res.info["backend"] == "CLARABEL"
@@ -113,7 +103,7 @@ def test_valid_upper_bound_holds_for_any_multipliers(seed, noise, kind):
     # weak duality with a priori bounds: perturbed, wrong-signed or random y still give a bound >= optimum
     uset, eps, G, p = _instance(seed * 5 + kind)
     lp = linear_design_lp(uset, eps, p[:, None] * G)
-    opt = _cvxpy_optimum(uset, eps, G, p)
+    opt = linear_design_optimum(uset, eps, G, p)
     sol = backends.get_backend("HIGHS").solve(lp, tol=1e-9)
     assert lp.valid_upper_bound(sol.y) == pytest.approx(opt, abs=1e-9)
     rng = np.random.default_rng(seed)
@@ -141,7 +131,7 @@ def test_no_feasible_mechanism_beats_upper_bound(solver):
 
 def test_fake_first_order_backend_certifies_and_polishes():
     uset, eps, G, p = _instance(20)
-    ref = _cvxpy_optimum(uset, eps, G, p)
+    ref = linear_design_optimum(uset, eps, G, p)
     res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU", solver_options={"tol": 1e-4})
     assert res.solver == "PDLP_CPU"
     assert res.info["polish"] and res.info["polish"][0] == "support"
@@ -204,7 +194,7 @@ def test_cupdlpx_adapter_with_a_fake_gpu_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupdlpx", _fake_cupdlpx(calls))
     monkeypatch.setattr(backends, "cuda_device_count", lambda: 1)
     uset, eps, G, p = _instance(25)
-    ref = _cvxpy_optimum(uset, eps, G, p)
+    ref = linear_design_optimum(uset, eps, G, p)
     res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="CUPDLPX", solver_options={"tol": 1e-4})
     assert res.solver == "CUPDLPX" and res.optimal
     assert res.utility == pytest.approx(ref, abs=1e-7) and res.upper_bound >= ref - 1e-12
@@ -312,7 +302,7 @@ def test_zero_preserving_repair():
 def test_restricted_lp_multipliers_bound_the_full_lp():
     uset, eps, G, p = _instance(7)
     lp = linear_design_lp(uset, eps, p[:, None] * G)
-    opt = _cvxpy_optimum(uset, eps, G, p)
+    opt = linear_design_optimum(uset, eps, G, p)
     keep = np.ones(lp.n_vars, dtype=bool)
     keep[lp.blocks["P"]] = np.random.default_rng(0).random(lp.shape[0] * lp.shape[1]) < 0.7
     keep[lp.blocks["P"].start : lp.blocks["P"].stop : lp.shape[1]] = True  # column 0: a constant mechanism fits

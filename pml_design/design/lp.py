@@ -71,6 +71,8 @@ def _cvxpy_solvers() -> list[str]:
 
 
 def _linear_options(options: dict | None) -> dict:
+    from .anytime import _check_time_limit  # noqa: PLC0415
+
     opts = dict(options or {})
     unknown = set(opts) - set(LINEAR_OPTIONS)
     if unknown:
@@ -81,10 +83,8 @@ def _linear_options(options: dict | None) -> dict:
     opts.pop("backend", None)
     if "tol" in opts and not (isinstance(opts["tol"], (int, float)) and 0 < opts["tol"] < 1):
         raise ValueError(f"solver_options['tol'] must be a float in (0, 1), got {opts['tol']!r}")
-    if "time_limit" in opts and opts["time_limit"] is not None and not (
-        isinstance(opts["time_limit"], (int, float)) and opts["time_limit"] > 0
-    ):
-        raise ValueError(f"solver_options['time_limit'] must be a positive number of seconds, got {opts['time_limit']!r}")
+    if opts.get("time_limit") is not None:
+        opts["time_limit"] = _check_time_limit(opts["time_limit"])
     return opts
 
 
