@@ -42,12 +42,13 @@ def _instance(n: int, seed: int = 0) -> pml.L1Ball:
     return pml.L1Ball(p, 0.5 * p.min())
 
 
-def time_sparse(n: int, objective: str, solver: str | None = None, eps: float = 1.0) -> dict:
-    """One design on the sparse LP path (end to end)."""
+def time_sparse(n: int, objective: str, solver: str | None = None, eps: float = 1.0, options: dict | None = None) -> dict:
+    """One design on the sparse LP path (end to end); ``options`` are its ``solver_options`` (e.g. tol, time_limit)."""
     ball = _instance(n)
     G = OBJECTIVES[objective](n)
+    opts = {"progress": False, **(options or {})}
     t0 = time.perf_counter()
-    res = design(ball, eps, utility=LinearUtility(G), solver=solver)
+    res = design(ball, eps, utility=LinearUtility(G), solver=solver, solver_options=opts)
     total = time.perf_counter() - t0
     return {
         "n": n,
@@ -60,6 +61,9 @@ def time_sparse(n: int, objective: str, solver: str | None = None, eps: float = 
         "value": res.utility,
         "upper_bound": res.upper_bound,
         "gap": res.gap,
+        "rel_gap": res.gap / max(1.0, abs(res.upper_bound)),
+        "tol": opts.get("tol"),
+        "time_limit": opts.get("time_limit"),
         "optimal": res.optimal,
         "polish": "+".join(res.info["polish"]) or "-",
         "lp_rows": res.info["lp_shape"][0],
@@ -154,13 +158,16 @@ def run_gpu(
     objectives: tuple[str, ...] = ("truth", "distortion"),
     cpu_sizes: tuple[int, ...] = (300,),
     outdir: str | pathlib.Path = "benchmarks/results",
+    options: dict | None = None,
+    name: str = "scale_gpu.json",
 ) -> dict:
     """The GPU backend (``solver="CUPDLPX"``, tolerance 1e-8, then certification and polish) at ``sizes``, Clarabel
     on the same machine's CPU at ``cpu_sizes`` (for the crossover). Needs cupdlpx and a CUDA device.
 
     Every row's ``gap`` is ``(upper_bound − certified utility) / max(1, |upper_bound|)`` with ``upper_bound`` the
     weak-duality bound of the LP (valid whatever the solver's accuracy), so ``gap ≤ 1e-5`` *proves* the certified
-    mechanism within 1e-5 of the optimum. Writes ``scale_gpu.json``.
+    mechanism within 1e-5 of the optimum. ``options`` go to every GPU design's ``solver_options`` (e.g.
+    ``{"tol": 1e-6, "time_limit": 60}``). Writes ``name`` (default ``scale_gpu.json``) after every row.
     """
     import os  # noqa: PLC0415
 
@@ -175,15 +182,17 @@ def run_gpu(
 
     def save() -> None:  # after every row: a run cut short by the machine's time limit keeps what it measured
         summary["markdown"] = _markdown(rows)
-        (outdir / "scale_gpu.json").write_text(json.dumps(summary, indent=2, default=str))
+        (outdir / name).write_text(json.dumps(summary, indent=2, default=str))
 
+    summary["options"] = options or {}
     for solver, ns in (("CUPDLPX", sizes), ("CLARABEL", cpu_sizes)):
         for n in ns:
             for obj in objectives:
-                r = time_sparse(n, obj, solver=solver)
+                r = time_sparse(n, obj, solver=solver, options=options if solver == "CUPDLPX" else None)
                 rows.append(r)
                 save()
-                print(f"N={n} {obj} {solver}: {r['total_s']:.2f} s, gap {r['gap']:.2e}, polish {r['polish']}", flush=True)
+                print(f"N={n} {obj} {solver}: {r['total_s']:.2f} s, gap {r['gap']:.2e} (relative {r['rel_gap']:.2e}), "
+                      f"polish {r['polish']}", flush=True)
     print(summary["markdown"])
     return summary
 
@@ -209,8 +218,21 @@ if __name__ == "__main__":
     ap.add_argument("--outdir", default="benchmarks/results")
     ap.add_argument("--gpu", action="store_true", help="the GPU part (solver='CUPDLPX'; needs cupdlpx and a CUDA device)")
     ap.add_argument("--gpu-sizes", default="300,1000,2000,4000")
+    ap.add_argument("--gpu-objectives", default="truth,distortion")
+    ap.add_argument("--gpu-cpu-sizes", default="300", help="Clarabel rows on the same machine ('' for none)")
+    ap.add_argument("--gpu-tol", type=float, default=None, help="solver_options['tol'] of the GPU designs")
+    ap.add_argument("--gpu-time-limit", type=float, default=None, help="solver_options['time_limit'] of the GPU designs")
+    ap.add_argument("--gpu-json", default="scale_gpu.json", help="file name of the GPU results in --outdir")
     a = ap.parse_args()
     if a.gpu:
-        run_gpu(sizes=tuple(int(v) for v in a.gpu_sizes.split(",")), outdir=a.outdir)
+        opts = {k: v for k, v in (("tol", a.gpu_tol), ("time_limit", a.gpu_time_limit)) if v is not None}
+        run_gpu(
+            sizes=tuple(int(v) for v in a.gpu_sizes.split(",")),
+            objectives=tuple(a.gpu_objectives.split(",")),
+            cpu_sizes=tuple(int(v) for v in a.gpu_cpu_sizes.split(",") if v),
+            outdir=a.outdir,
+            options=opts,
+            name=a.gpu_json,
+        )
     else:
         run(quick=a.quick, outdir=a.outdir)

@@ -201,7 +201,8 @@ def test_cupdlpx_adapter_with_a_fake_gpu_package(monkeypatch):
     assert calls[0][0]["OptimalityTol"] == 1e-4 and calls[0][0]["OutputFlag"] is False
     assert calls[0][0].get("Presolve") is None  # a cold solve keeps cuPDLPx's presolve
     assert len(calls) > 1 and res.info["polish"][-1].startswith("tol=")  # tol 1e-4 needed a tighter re-solve...
-    assert calls[1][1] is not None and calls[1][0]["Presolve"] is False  # ...warm-started, presolve off (else ignored)
+    # ...cold, presolve on: warm start + presolve off measured 10× slower on an H100 (backends.CupdlpxBackend)
+    assert calls[1][1] is None and calls[1][0].get("Presolve") is None
     # automatic choice for large N (threshold lowered for the test)
     monkeypatch.setattr(backends, "GPU_AUTO_SIZE", 3)
     auto = design(uset, eps, utility=LinearUtility(G), prior=p)
