@@ -64,6 +64,7 @@ def time_sparse(n: int, objective: str, solver: str | None = None, eps: float = 
         "rel_gap": res.gap / max(1.0, abs(res.upper_bound)),
         "tol": opts.get("tol"),
         "time_limit": opts.get("time_limit"),
+        "polish_option": opts.get("polish", True),
         "optimal": res.optimal,
         "polish": "+".join(res.info["polish"]) or "-",
         "lp_rows": res.info["lp_shape"][0],
@@ -222,10 +223,13 @@ if __name__ == "__main__":
     ap.add_argument("--gpu-cpu-sizes", default="300", help="Clarabel rows on the same machine ('' for none)")
     ap.add_argument("--gpu-tol", type=float, default=None, help="solver_options['tol'] of the GPU designs")
     ap.add_argument("--gpu-time-limit", type=float, default=None, help="solver_options['time_limit'] of the GPU designs")
+    ap.add_argument("--gpu-polish", choices=("true", "false", "support"), default=None,
+                    help="solver_options['polish'] of the GPU designs")
     ap.add_argument("--gpu-json", default="scale_gpu.json", help="file name of the GPU results in --outdir")
     a = ap.parse_args()
     if a.gpu:
-        opts = {k: v for k, v in (("tol", a.gpu_tol), ("time_limit", a.gpu_time_limit)) if v is not None}
+        polish = {"true": True, "false": False, "support": "support", None: None}[a.gpu_polish]
+        opts = {k: v for k, v in (("tol", a.gpu_tol), ("time_limit", a.gpu_time_limit), ("polish", polish)) if v is not None}
         run_gpu(
             sizes=tuple(int(v) for v in a.gpu_sizes.split(",")),
             objectives=tuple(a.gpu_objectives.split(",")),
