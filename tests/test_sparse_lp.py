@@ -387,3 +387,32 @@ def test_polish_support_only_skips_the_tighter_resolves():
     assert res.utility == pytest.approx(ref, abs=1e-7)  # the exact solve on the support found the optimum here
     with pytest.raises(ValueError, match=r"solver_options\['polish'\] must be True, False or 'support', got 'yes'"):
         design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU", solver_options={"polish": "yes"})
+
+
+def test_an_unfinished_iterate_with_empty_rows_is_still_certified(monkeypatch):
+    """Found on the GPU machine (N = 4000, time limit): the support polish, stopped by the limit, returned rows
+    without mass and the design raised CertificationError. Such rows now take the other rows' mean (or the whole
+    matrix a constant column); a stopped support solve is not used as a polish."""
+    from pml_design.design import lp as lp_mod
+    from pml_design.design.backends import LPSolution
+
+    uset, eps, G, p = _instance(22)
+    util = LinearUtility(G)
+    n = p.size
+    raw = np.zeros((n, n))
+    raw[0, 0] = raw[1, 1] = 1.0  # two informative rows, the others empty
+    W, cert, value = lp_mod._certify_candidate(raw, uset, eps, util, p)
+    assert cert.capacity <= eps + 1e-12 and np.allclose(cert.matrix.sum(axis=1), 1.0)
+    assert pd.leakage_capacity(cert.matrix, uset) <= eps + 1e-12
+    W0, cert0, value0 = lp_mod._certify_candidate(np.zeros((n, n)), uset, eps, util, p)
+    assert cert0.matrix.shape == (n, 1) and value0 == pytest.approx(util.value(np.ones((n, 1)), p))
+
+    b = backends.get_backend("HIGHS")
+
+    def stopped(lp, *, tol, time_limit=None, warm_start=None):
+        return LPSolution(x=np.zeros(lp.n_vars), y=np.zeros(lp.n_rows), status="time_limit", primal_obj=0.0,
+                          dual_obj=float("nan"), iterations=1, solve_time=0.0, backend="HIGHS")
+
+    monkeypatch.setattr(b, "solve", stopped)
+    res = design(uset, eps, utility=util, prior=p, solver="PDLP_CPU", solver_options={"tol": 1e-3, "polish": "support"})
+    assert res.info["polish"] == [] and res.certified_epsilon <= eps + 1e-12

@@ -133,6 +133,21 @@ def repair_preserving_zeros(matrix: np.ndarray, uset: object, epsilon: float) ->
     return (1.0 - lam) * W + lam * (excess / total)[None, :], lam
 
 
+def _fill_empty_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows without mass (an iterate stopped by a time limit can have them) get the mean of the other rows, or the
+    whole matrix one constant column if none has mass; the repair and certification that follow make it private."""
+    W = np.array(matrix, dtype=float, copy=True)
+    W[~np.isfinite(W) | (W < 0)] = 0.0
+    sums = W.sum(axis=1)
+    empty = sums <= 0
+    if not empty.any():
+        return W
+    if empty.all():
+        return np.ones((W.shape[0], 1))
+    W[empty] = (W[~empty] / sums[~empty, None]).mean(axis=0)
+    return W
+
+
 def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, prior: np.ndarray) -> tuple:
     """Certify a solver matrix: tiny entries to exact zeros, zero-preserving repair, exact certification.
 
@@ -142,6 +157,7 @@ def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, 
     from ..uncertainty import leakage_capacity  # noqa: PLC0415
     from .certify import CERT_TOL, Certificate, certify, clean_matrix  # noqa: PLC0415
 
+    raw = _fill_empty_rows(raw)
     W = clean_matrix(clean_tiny(raw), drop_empty_columns=False)
     cap0 = leakage_capacity(W, uset)
     lam = 0.0
@@ -214,7 +230,7 @@ def _polish(
     if not keep.all() and not spent():
         ps = pb.solve(lp.restrict(keep), tol=pb.default_tol, time_limit=remaining())  # type: ignore[attr-defined]
         best["time"] += ps.solve_time
-        if ps.has_solution:
+        if ps.has_solution and ps.status == "optimal":  # a support solve stopped early is no polish
             x = np.zeros(lp.n_vars)
             x[keep] = ps.x
             consider(x, ps.y)
