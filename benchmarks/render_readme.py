@@ -97,11 +97,21 @@ def _scale_gpu(data: dict) -> str:
         lines.append(f"| {r['n']} | {r['objective']} | {r['total_s']:.3g} | {r['gap']:.2e} | {cpu_cell} | {verdict} |")
     missing = data.get("not_measured") or []
     note = f" Not measured: {', '.join(missing)}." if missing else ""
-    return (
+    text = (
         "\n".join(lines)
         + f"\n\n{data['device']}; `design(..., solver=\"CUPDLPX\")` end to end (LP build, cuPDLPx at tolerance 1e-8, "
         "exact certification); `certified gap` = valid bound − certified utility." + note
     )
+    settings = data.get("settings_rows") or []
+    if settings:
+        rows = ["| N | objective | solver_options | wall (s) | certified gap | relative gap | polish |", "|---|---|---|---|---|---|---|"]
+        for r in settings:
+            opts = [f"tol {r['tol']:g}"] + ([f"time_limit {r['time_limit']:g}"] if r.get("time_limit") else [])
+            opts += [f"polish {r['polish_option']!r}"] if r.get("polish_option") is not True else []
+            rows.append(f"| {r['n']} | {r['objective']} | {', '.join(opts)} | {r['total_s']:.3g} | {r['gap']:.2e} | "
+                        f"{r['rel_gap']:.2e} | {r['polish']}{' (' + r['note'] + ')' if r.get('note') else ''} |")
+        text += "\n\nOther settings (" + data.get("settings_source", "") + "):\n\n" + "\n".join(rows)
+    return text
 
 
 #: name -> (JSON file, renderer)
