@@ -121,3 +121,113 @@ def max_column_value(
         full = np.concatenate([full, full, full[sp], full[sp]])
         u1, u2, v1, v2, full = (np.concatenate([x, y]) for x, y in zip((u1, u2, v1, v2, full), held))
     return max(closed, best)  # pragma: no cover - the loop returns
+
+
+def _subset_sums(m: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(P̂(S), w(S))`` of all ``2^k`` subsets of k items (bit i of the index = item i), by doubling."""
+    ms, ws = np.zeros(1), np.zeros(1)
+    for mi, wi in zip(m, w):
+        ms, ws = np.concatenate([ms, ms + mi]), np.concatenate([ws, ws + wi])
+    return ms, ws
+
+
+def _window_argmin(items: np.ndarray, m: np.ndarray, w: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> list:
+    """For each mass window ``[t1, t2]``: the subset of ``items`` with its mass in it and the least ``w`` (or None).
+
+    Horowitz–Sahni meet in the middle: the subsets of the second half sorted by mass, with a sparse table of
+    running arg-minima of ``w``; each subset of the first half looks up the range of masses that completes it.
+    """
+    k = items.size // 2
+    A, B = items[:k], items[k:]
+    mA, wA = _subset_sums(m[A], w[A])
+    mB, wB = _subset_sums(m[B], w[B])
+    srt = np.argsort(mB, kind="stable")
+    mB, wB = mB[srt], wB[srt]
+    table = [np.arange(mB.size)]
+    while 2 ** len(table) <= mB.size:
+        prev, h = table[-1], 2 ** (len(table) - 1)
+        a, b = prev[:-h], prev[h:]
+        table.append(np.where(wB[a] <= wB[b], a, b))
+    out = []
+    for lo_m, hi_m in zip(t1, t2):
+        lo = np.searchsorted(mB, lo_m - mA, side="left")
+        hi = np.searchsorted(mB, hi_m - mA, side="right")
+        ok = hi > lo
+        if not ok.any():
+            out.append(None)
+            continue
+        lev = np.floor(np.log2(np.where(ok, hi - lo, 1))).astype(np.int64)
+        best, arg = np.full(mA.size, np.inf), np.zeros(mA.size, dtype=np.int64)
+        for L in np.unique(lev[ok]):
+            s = ok & (lev == L)
+            i1, i2 = table[L][lo[s]], table[L][hi[s] - 2**L]
+            j = np.where(wB[i1] <= wB[i2], i1, i2)
+            best[s], arg[s] = wB[j] + wA[s], j
+        ia = int(np.argmin(best))
+        ib = int(srt[arg[ia]])
+        S = np.zeros(m.shape[0], dtype=bool)
+        S[A[((ia >> np.arange(A.size)) & 1) == 1]] = True
+        S[B[((ib >> np.arange(B.size)) & 1) == 1]] = True
+        out.append(S)
+    return out
+
+
+#: Items of the meet in the middle (2^(CORE_SIZE/2) subsets a half); beyond, those nearest the fractional break.
+CORE_SIZE = 32
+#: Widths δ of the mass windows ``[θ, θ + δ]`` (for V) and ``[θ − δ, θ)`` (for U) searched.
+WINDOWS = np.geomspace(1e-9, 3e-2, 12)
+
+
+def threshold_pairs(pr: PairPricer, thresh: float = 0.0) -> list:
+    """Nested pairs near the best single column: one set of mass just above or below θ (a heuristic, exact values).
+
+    The best columns are nearly uniform on a set of mass θ (module docstring), so the pricing's hard part is a
+    subset-sum question that prefix pairs and the fractional relaxation miss: for each window of :data:`WINDOWS`
+    the set with its mass in ``[θ, θ + δ]`` (V) or ``[θ − δ, θ)`` (U) and the least ``Λ − ρP̂`` (ρ: the κ at the
+    fractional break of mass θ) is found exactly by meet in the middle over the :data:`CORE_SIZE` items nearest the
+    break in κ order (the cheaper ones always in, the dearer ones out). V is completed by every κ-prefix of its
+    items as U, and U by every single item outside as V∖U. Returns ``[(value, U, V)]`` above ``thresh``, best first,
+    one (the best) per V.
+    """
+    cone, p, lam = pr.cone, pr.cone.p, pr.lam
+    th = cone.threshold
+    pos = np.flatnonzero(p > 0)
+    if th >= 1.0 or pos.size < 2:
+        return []
+    order = pos[np.argsort(lam[pos] / p[pos], kind="stable")]
+    brk = int(np.searchsorted(np.cumsum(p[order]), th))
+    lo = min(max(brk - CORE_SIZE // 2, 0), max(order.size - CORE_SIZE, 0))
+    core, forced = order[lo:lo + CORE_SIZE], order[:lo]
+    rho = float(lam[order[min(brk, order.size - 1)]] / p[order[min(brk, order.size - 1)]])
+    base = float(p[forced].sum())
+    w = lam - rho * p
+    sets = _window_argmin(core, p, w, th - base + 0.0 * WINDOWS, th - base + WINDOWS)
+    sets_u = _window_argmin(core, p, w, th - base - WINDOWS, th - base - 1e-15 + 0.0 * WINDOWS)
+    kappa = np.where(p > 0, lam / np.where(p > 0, p, 1.0), 0.0)
+    Us, Vs = [], []
+    for S in sets:
+        if S is not None:
+            S[forced] = True
+            items = np.flatnonzero(S)
+            items = items[np.argsort(kappa[items], kind="stable")]
+            rank = np.full(p.shape[0], items.size)
+            rank[items] = np.arange(items.size)
+            Us.append(rank[None, :] < np.arange(items.size)[:, None])
+            Vs.append(np.broadcast_to(S, (items.size, S.size)))
+    for S in sets_u:
+        if S is not None:
+            S[forced] = True
+            out = np.flatnonzero(~S)
+            Us.append(np.broadcast_to(S, (out.size, S.size)))
+            Vs.append(S[None, :] | (np.arange(S.size)[None, :] == out[:, None]))
+    if not Us:
+        return []
+    U, V = np.vstack(Us), np.vstack(Vs)
+    u, v = U.astype(float) @ p, V.astype(float) @ p
+    hv = np.where(V.all(axis=1), cone.h_full, cone.h(v))
+    with np.errstate(all="ignore"):
+        val = _pair_values(cone, pr.spec, u, v, hv, U.astype(float) @ lam, V.astype(float) @ lam)
+    ok = cone.feasible(u, v, hv) & (U != V).any(axis=1) & np.isfinite(val) & (val > thresh)
+    keep = np.flatnonzero(ok)[np.argsort(-val[ok], kind="stable")]
+    _, first = np.unique(V[keep], axis=0, return_index=True)  # the best completion of each V
+    return [(float(val[i]), U[i].copy(), V[i].copy()) for i in keep[np.sort(first)]]

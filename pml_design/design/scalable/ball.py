@@ -90,7 +90,7 @@ def ball_column_generation(
     cannot certify when the best columns are near-uniform on a set of mass θ (a subset-sum question; docs §5).
     ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
     """
-    from ..ball_column_bound import max_column_value  # noqa: PLC0415
+    from ..ball_column_bound import max_column_value, threshold_pairs  # noqa: PLC0415
     from ..ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
 
@@ -148,6 +148,10 @@ def ball_column_generation(
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
+        if spec is not None and not enumerate_all:  # sets of mass near θ, which prefix pairs miss (docs §5)
+            found_t = threshold_pairs(prs[0], thresh)
+            pool_max.append(found_t[0][0] if found_t else -np.inf)
+            cand.extend(found_t[:BALL_NEW_COLUMNS])
         ub_rc = np.inf
         if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
             ub_rc = max(pool_max)
