@@ -173,9 +173,9 @@ def _window_argmin(items: np.ndarray, m: np.ndarray, w: np.ndarray, t1: np.ndarr
 
 
 #: Items of the meet in the middle (2^(CORE_SIZE/2) subsets a half); beyond, those nearest the fractional break.
-CORE_SIZE = 32
+CORE_SIZE = 28
 #: Widths δ of the mass windows ``[θ, θ + δ]`` (for V) and ``[θ − δ, θ)`` (for U) searched.
-WINDOWS = np.geomspace(1e-9, 3e-2, 12)
+WINDOWS = np.geomspace(1e-8, 3e-2, 8)
 
 
 def threshold_pairs(pr: PairPricer, thresh: float = 0.0) -> list:
@@ -185,9 +185,9 @@ def threshold_pairs(pr: PairPricer, thresh: float = 0.0) -> list:
     subset-sum question that prefix pairs and the fractional relaxation miss: for each window of :data:`WINDOWS`
     the set with its mass in ``[θ, θ + δ]`` (V) or ``[θ − δ, θ)`` (U) and the least ``Λ − ρP̂`` (ρ: the κ at the
     fractional break of mass θ) is found exactly by meet in the middle over the :data:`CORE_SIZE` items nearest the
-    break in κ order (the cheaper ones always in, the dearer ones out). V is completed by every κ-prefix of its
-    items as U, and U by every single item outside as V∖U. Returns ``[(value, U, V)]`` above ``thresh``, best first,
-    one (the best) per V.
+    break in κ order (the cheaper ones always in, the dearer ones out). V is completed by its best κ-prefix as U,
+    and U by its best single item outside as V∖U. Returns ``[(value, U, V)]`` above ``thresh``, best first (at most
+    one per window and side, distinct V).
     """
     cone, p, lam = pr.cone, pr.cone.p, pr.lam
     th = cone.threshold
@@ -204,30 +204,33 @@ def threshold_pairs(pr: PairPricer, thresh: float = 0.0) -> list:
     sets = _window_argmin(core, p, w, th - base + 0.0 * WINDOWS, th - base + WINDOWS)
     sets_u = _window_argmin(core, p, w, th - base - WINDOWS, th - base - 1e-15 + 0.0 * WINDOWS)
     kappa = np.where(p > 0, lam / np.where(p > 0, p, 1.0), 0.0)
-    Us, Vs = [], []
-    for S in sets:
+    out = []
+
+    def pick(u, v, X, Y, full, make):
+        hv = np.where(full, cone.h_full, cone.h(v))
+        with np.errstate(all="ignore"):
+            val = _pair_values(cone, pr.spec, u, v, hv, X, Y)
+        val = np.where(cone.feasible(u, v, hv) & (u < v) & np.isfinite(val), val, -np.inf)
+        k = int(np.argmax(val))
+        if val[k] > thresh:
+            out.append((float(val[k]), *make(k)))
+
+    for S in sets:  # V = S, U = a κ-prefix of its items (the empty one included)
         if S is not None:
             S[forced] = True
             items = np.flatnonzero(S)
             items = items[np.argsort(kappa[items], kind="stable")]
-            rank = np.full(p.shape[0], items.size)
-            rank[items] = np.arange(items.size)
-            Us.append(rank[None, :] < np.arange(items.size)[:, None])
-            Vs.append(np.broadcast_to(S, (items.size, S.size)))
-    for S in sets_u:
+            u = np.concatenate([[0.0], np.cumsum(p[items])])[:-1]
+            X = np.concatenate([[0.0], np.cumsum(lam[items])])[:-1]
+            full = bool(S.all())
+            pick(u, np.full(u.size, p[S].sum()), X, np.full(u.size, lam[S].sum()), full,
+                 lambda k, S=S, items=items: (np.isin(np.arange(S.size), items[:k]), S.copy()))
+    for S in sets_u:  # U = S, V∖U = one item outside it
         if S is not None:
             S[forced] = True
-            out = np.flatnonzero(~S)
-            Us.append(np.broadcast_to(S, (out.size, S.size)))
-            Vs.append(S[None, :] | (np.arange(S.size)[None, :] == out[:, None]))
-    if not Us:
-        return []
-    U, V = np.vstack(Us), np.vstack(Vs)
-    u, v = U.astype(float) @ p, V.astype(float) @ p
-    hv = np.where(V.all(axis=1), cone.h_full, cone.h(v))
-    with np.errstate(all="ignore"):
-        val = _pair_values(cone, pr.spec, u, v, hv, U.astype(float) @ lam, V.astype(float) @ lam)
-    ok = cone.feasible(u, v, hv) & (U != V).any(axis=1) & np.isfinite(val) & (val > thresh)
-    keep = np.flatnonzero(ok)[np.argsort(-val[ok], kind="stable")]
-    _, first = np.unique(V[keep], axis=0, return_index=True)  # the best completion of each V
-    return [(float(val[i]), U[i].copy(), V[i].copy()) for i in keep[np.sort(first)]]
+            x = np.flatnonzero(~S)
+            full = np.full(x.size, S.sum() == S.size - 1)
+            pick(np.full(x.size, p[S].sum()), p[S].sum() + p[x], np.full(x.size, lam[S].sum()), lam[S].sum() + lam[x],
+                 full, lambda k, S=S, x=x: (S.copy(), S | (np.arange(S.size) == x[k])))
+    out.sort(key=lambda t: -t[0])
+    return list({t[2].tobytes(): t for t in reversed(out)}.values())[::-1]  # distinct V, best first
