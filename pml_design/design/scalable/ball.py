@@ -129,6 +129,7 @@ def ball_column_generation(
     bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
     lam = np.zeros(n)
     bb_time = 0.0
+    rounds_futile = False  # a complete round's bound did not beat the best-column bound: rounds stop
     for it in range(1, max_iter + 1):
         value, lam, _ = master.solve()
         t_it = time.perf_counter()
@@ -155,7 +156,7 @@ def ball_column_generation(
         ub_rc = np.inf
         if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
             ub_rc = max(pool_max)
-        elif cand and not enumerate_all and bb_time <= BB_SHARE * (time.perf_counter() - t0):
+        elif cand and not enumerate_all and not rounds_futile and bb_time <= BB_SHARE * (time.perf_counter() - t0):
             # the heuristic improves, but exact pricing (whose bound ends the run) gets its share of the time:
             # a complete branch and bound adds its best pairs and gives this iteration a Lagrangian bound
             # nodes are closed below a share of the gap left: each round shrinks the gap geometrically
@@ -164,6 +165,7 @@ def ball_column_generation(
             nodes_total += nodes
             cand = cand + found
             bb_time += time.perf_counter() - t_it
+            rounds_futile = _lagrangian_bound(lam, ub_rc) >= col_ub
         if cand:
             cand.sort(key=lambda t: -t[0])
             best_rc = float(cand[0][0])
