@@ -28,6 +28,8 @@ BB_SHARE = 0.5
 BB_ROUND = 0.1
 #: Share of the gap left below which a complete pricing round closes its nodes.
 BB_GAP_SHARE = 0.3
+#: Relative distance of the value to the best-column bound below which columns near the threshold θ are sought.
+NEAR_BEST_COLUMN = 0.1
 #: Columns added per iteration beyond N = 16 (prefix pairs with distinct V first, then branch-and-bound pairs).
 BALL_NEW_COLUMNS = 24
 
@@ -149,10 +151,9 @@ def ball_column_generation(
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
-        if spec is not None and not enumerate_all:  # sets of mass near θ, which prefix pairs miss (docs §5)
-            found_t = threshold_pairs(prs[0], thresh)
-            pool_max.append(found_t[0][0] if found_t else -np.inf)
-            cand.extend(found_t[:BALL_NEW_COLUMNS])
+        if not cand and not enumerate_all and col_ub - value <= NEAR_BEST_COLUMN * abs(value):
+            # the value nears the best single column's: sets of mass near θ, which prefix pairs miss (docs §5)
+            cand.extend(threshold_pairs(prs[0], thresh)[:BALL_NEW_COLUMNS])
         ub_rc = np.inf
         if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
             ub_rc = max(pool_max)
