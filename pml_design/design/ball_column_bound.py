@@ -13,6 +13,9 @@ attained at an extreme point: a nested-pair ray ``a 1_U + b 1_{V∖U}`` whose le
 refined adaptively. This is the Lagrangian bound of §5 at duals ``λ = 0``; unlike the bound at the master's duals it
 involves no knapsack over the items, so it is tight whenever the best columns are (nearly) uniform on a set of mass
 θ (value ``θ φ(1/θ) + (1 − θ) φ(0) + const``; ``log(1/θ)`` for mutual information), as on large balls.
+
+The master reaches that bound only with such columns, which prefix pairs and the branch and bound miss (a
+subset-sum question); :func:`threshold_pairs` finds sets of mass just above or below θ by meet in the middle.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 
 from .ball_pricing import BallCone, PairPricer, _pair_values
 
-__all__ = ["max_column_value"]
+__all__ = ["max_column_value", "threshold_pairs"]
 
 #: Cells per axis of the first grid (uniform and geometric towards θ, merged).
 GRID = 64

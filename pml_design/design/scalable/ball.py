@@ -166,7 +166,7 @@ def ball_column_generation(
             nodes_total += nodes
             cand = cand + found
             bb_time += time.perf_counter() - t_it
-            rounds_futile = _lagrangian_bound(lam, ub_rc) >= col_ub
+            rounds_futile = bool(np.isfinite(ub_rc) and _lagrangian_bound(lam, ub_rc) >= col_ub)
         if cand:
             cand.sort(key=lambda t: -t[0])
             best_rc = float(cand[0][0])
