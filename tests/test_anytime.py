@@ -87,7 +87,9 @@ def test_scalable_matches_exact_outside_proposition2(seed):
 
 def test_time_limit_is_honoured_and_the_gap_is_announced():
     rng = np.random.default_rng(5)
-    p = rng.dirichlet(np.ones(60))
+    # many rare categories: the best-column bound is loose and the gap stays above 1 % in 2 s (with Dirichlet(1)
+    # masses the same ball is now within 0.2 %: the best column nearly reaches the optimum, docs/design.md §5)
+    p = rng.dirichlet(np.full(60, 0.1))
     ball = pd.L1Ball(p, 0.3)
     t0 = time.perf_counter()
     with pytest.warns(PMLDesignWarning, match=r"time_limit") as rec:

@@ -28,6 +28,8 @@ BB_SHARE = 0.5
 BB_ROUND = 0.1
 #: Share of the gap left below which a complete pricing round closes its nodes.
 BB_GAP_SHARE = 0.3
+#: Relative distance of the value to the best-column bound below which columns near the threshold θ are sought.
+NEAR_BEST_COLUMN = 0.1
 #: Columns added per iteration beyond N = 16 (prefix pairs with distinct V first, then branch-and-bound pairs).
 BALL_NEW_COLUMNS = 24
 
@@ -85,8 +87,12 @@ def ball_column_generation(
     information, χ², total variation (``mass_phi``) and MAP accuracy (one linear pricing per row). Every
     iteration's Lagrangian bound ``1ᵀλ + max_r (μ(r) − λ·r)`` is valid when the pricing bound is (the B&B
     keeps the bounds of unexplored nodes at its node limit or deadline); when no iteration produced one, the
-    root bound of the final duals is used. ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
+    root bound of the final duals is used. For the mass utilities the bound is also at most the best single column
+    (:func:`.ball_column_bound.max_column_value`, the Lagrangian bound at zero duals), which the master's duals
+    cannot certify when the best columns are near-uniform on a set of mass θ (a subset-sum question; docs §5).
+    ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
     """
+    from ..ball_column_bound import max_column_value, threshold_pairs  # noqa: PLC0415
     from ..ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
 
@@ -107,6 +113,8 @@ def ball_column_generation(
     start = [np.ones((1, n))] + [np.atleast_2d(c) for c in (seed_columns or []) if np.size(c)]
     C0 = np.unique(np.round(np.vstack(start), 14), axis=0)
     master.add(C0, util.mu(C0.T, prior), np.zeros(C0.shape[0], dtype=int))
+    # U = Σ t_k μ(r_k) with Σ t_k = 1: the best single column bounds every mechanism (docs/design.md §5)
+    col_ub = max_column_value(cone, spec, deadline=min(deadline, t0 + 0.02 * time_limit)) if spec is not None else np.inf
 
     def pricers(lam):
         if is_map:
@@ -123,6 +131,7 @@ def ball_column_generation(
     bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
     lam = np.zeros(n)
     bb_time = 0.0
+    rounds_futile = False  # a complete round's bound did not beat the best-column bound: rounds stop
     for it in range(1, max_iter + 1):
         value, lam, _ = master.solve()
         t_it = time.perf_counter()
@@ -142,10 +151,13 @@ def ball_column_generation(
                 if top.size:
                     U, V = pr.prefix_masks(i[top], j[top])
                     cand.extend(zip(vals[top], U, V))
+        if not cand and not enumerate_all and col_ub - value <= NEAR_BEST_COLUMN * abs(value):
+            # the value nears the best single column's: sets of mass near θ, which prefix pairs miss (docs §5)
+            cand.extend(threshold_pairs(prs[0], thresh)[:BALL_NEW_COLUMNS])
         ub_rc = np.inf
         if linear_exact:  # linear column values: the best prefix pair is the exact pricing optimum (docs §5)
             ub_rc = max(pool_max)
-        elif cand and not enumerate_all and bb_time <= BB_SHARE * (time.perf_counter() - t0):
+        elif cand and not enumerate_all and not rounds_futile and bb_time <= BB_SHARE * (time.perf_counter() - t0):
             # the heuristic improves, but exact pricing (whose bound ends the run) gets its share of the time:
             # a complete branch and bound adds its best pairs and gives this iteration a Lagrangian bound
             # nodes are closed below a share of the gap left: each round shrinks the gap geometrically
@@ -154,6 +166,7 @@ def ball_column_generation(
             nodes_total += nodes
             cand = cand + found
             bb_time += time.perf_counter() - t_it
+            rounds_futile = bool(np.isfinite(ub_rc) and _lagrangian_bound(lam, ub_rc) >= col_ub)
         if cand:
             cand.sort(key=lambda t: -t[0])
             best_rc = float(cand[0][0])
@@ -192,8 +205,8 @@ def ball_column_generation(
             cand = cand[: MAX_NEW_COLUMNS if enumerate_all or is_map else BALL_NEW_COLUMNS]
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
         upper = min(upper, _lagrangian_bound(lam, ub_rc))
-        history.append((it, value, upper))
-        if upper - value <= rtol * max(1.0, abs(value)):
+        history.append((it, value, min(upper, col_ub)))
+        if min(upper, col_ub) - value <= rtol * max(1.0, abs(value)):
             proven = True
             break
         if not cand or time.perf_counter() > deadline:
@@ -213,6 +226,7 @@ def ball_column_generation(
                 nodes_total += nodes
             ub_rc = max(ub_rc, ub)
         upper = _lagrangian_bound(lam, ub_rc)
+    upper = min(upper, col_ub)
     R = np.array(master.cols)
     # drop columns so light that clipping their entries (certify zeroes entries < 1e-13) would change their
     # shape: a column's leakage does not depend on its weight
