@@ -37,11 +37,46 @@ def _timed(backend: object) -> None:
     backend.solve = solve
 
 
+def _timed_function(module: object, name: str) -> None:
+    """Log the wall time of ``module.name`` (the bound, the certification) on every call."""
+    inner = getattr(module, name)
+
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        t0 = time.perf_counter()
+        out = inner(*args, **kwargs)
+        CALLS.append({"function": name, "wall_s": round(time.perf_counter() - t0, 3)})
+        print("   ", CALLS[-1], flush=True)
+        return out
+
+    setattr(module, name, wrapper)
+
+
+def _verbose_cupdlpx() -> None:
+    """cuPDLPx's own log on stdout (presolve, iterations, its clock), for ``PML_PROBE_VERBOSE=1``."""
+    import cupdlpx  # noqa: PLC0415
+
+    set_params = cupdlpx.Model.setParams
+
+    def loud(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        kwargs["OutputFlag"] = True
+        return set_params(self, *args, **kwargs)
+
+    cupdlpx.Model.setParams = loud
+
+
 def main() -> None:
+    import os  # noqa: PLC0415
+
+    from pml_design.design import lp as lp_mod  # noqa: PLC0415
+
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     for name in ("CUPDLPX", "HIGHS"):
         _timed(B.get_backend(name))
+    for name in ("_bound", "_certify_candidate", "linear_design_lp"):
+        _timed_function(lp_mod, name)
+    if os.environ.get("PML_PROBE_VERBOSE"):
+        _verbose_cupdlpx()
     rows = []
     for spec in sys.argv[2:]:
         n, obj, tol, limit, *scale = spec.split(":")
