@@ -199,10 +199,10 @@ def test_cupdlpx_adapter_with_a_fake_gpu_package(monkeypatch):
     assert res.solver == "CUPDLPX" and res.optimal
     assert res.utility == pytest.approx(ref, abs=1e-7) and res.upper_bound >= ref - 1e-12
     assert calls[0][0]["OptimalityTol"] == 1e-4 and calls[0][0]["OutputFlag"] is False
-    assert calls[0][0].get("Presolve") is None  # a cold solve keeps cuPDLPx's presolve
+    assert calls[0][0]["Presolve"] is False  # PSLP leaves these LPs unchanged, in time outside TimeLimit
     assert len(calls) > 1 and res.info["polish"][-1].startswith("tol=")  # tol 1e-4 needed a tighter re-solve...
-    # ...cold, presolve on: warm start + presolve off measured 10× slower on an H100 (backends.CupdlpxBackend)
-    assert calls[1][1] is None and calls[1][0].get("Presolve") is None
+    # ...cold: a warm start was measured 10× slower on an H100 (backends.CupdlpxBackend)
+    assert calls[1][1] is None
     # automatic choice for large N (threshold lowered for the test)
     monkeypatch.setattr(backends, "GPU_AUTO_SIZE", 3)
     auto = design(uset, eps, utility=LinearUtility(G), prior=p)
@@ -416,3 +416,22 @@ def test_an_unfinished_iterate_with_empty_rows_is_still_certified(monkeypatch):
     monkeypatch.setattr(b, "solve", stopped)
     res = design(uset, eps, utility=util, prior=p, solver="PDLP_CPU", solver_options={"tol": 1e-3, "polish": "support"})
     assert res.info["polish"] == [] and res.certified_epsilon <= eps + 1e-12
+
+
+def test_support_polish_needs_time_for_its_setup(monkeypatch):
+    """With less time left than ``POST_SOLVE_S_PER_NNZ`` per nonzero, the exact support solve is not started (its
+    setup is outside any time limit: 50 s on a 12 s budget at N = 4000 on the GPU machine)."""
+    from pml_design.design import lp as lp_mod
+
+    uset, eps, G, p = _instance(20)
+    called: list = []
+    b = backends.get_backend("HIGHS")
+    inner = b.solve
+    monkeypatch.setattr(b, "solve", lambda lp, **kw: called.append(1) or inner(lp, **kw))
+    monkeypatch.setattr(lp_mod, "POST_SOLVE_S_PER_NNZ", 1e9)  # no budget is ever enough
+    res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU",
+                 solver_options={"tol": 1e-3, "polish": "support", "time_limit": 30.0})
+    assert called == [] and res.info["polish"] == [] and res.certified_epsilon <= eps + 1e-12
+    res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU",
+                 solver_options={"tol": 1e-3, "polish": "support"})  # no time limit: polished
+    assert called and res.info["polish"] == ["support"]

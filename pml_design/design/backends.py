@@ -313,9 +313,11 @@ class CuPDLPxBackend:
         model.setParams(OutputFlag=False, FeasibilityTol=float(tol), OptimalityTol=float(tol))
         if time_limit is not None:
             model.setParam("TimeLimit", float(time_limit))
-        # ``warm_start`` is not used. cuPDLPx 0.3 honours a warm start only with its presolve off, and measured on an
-        # H100 (distortion LP, N = 1000) that combination was 10× slower than a cold solve with presolve: from the
-        # tol-1e-4 answer to 1e-6 in 110 s / 556 000 iterations, against 10 s / 48 000 iterations cold.
+        # Presolve off: PSLP leaves these LPs unchanged ("status: UNCHANGED" in cuPDLPx's log at N = 4000) and took
+        # 16.9 s there, outside cuPDLPx's TimeLimit (so a time-limited design overran its limit by that much).
+        model.setParam("Presolve", False)
+        # ``warm_start`` is not used: measured on an H100 (distortion LP, N = 1000), the re-solve warm-started from
+        # the tol-1e-4 answer reached 1e-6 in 110 s / 556 000 iterations, a cold solve in 10 s / 48 000 iterations.
         t0 = time.perf_counter()
         model.optimize()
         elapsed = time.perf_counter() - t0
