@@ -405,7 +405,9 @@ def test_an_unfinished_iterate_with_empty_rows_is_still_certified(monkeypatch):
     assert cert.capacity <= eps + 1e-12 and np.allclose(cert.matrix.sum(axis=1), 1.0)
     assert pd.leakage_capacity(cert.matrix, uset) <= eps + 1e-12
     W0, cert0, value0 = lp_mod._certify_candidate(np.zeros((n, n)), uset, eps, util, p)
-    assert cert0.matrix.shape == (n, 1) and value0 == pytest.approx(util.value(np.ones((n, 1)), p))
+    # the uniform mechanism on the gain's n outputs: Σ_x P_x Σ_y G[x, y] / n (a one-column matrix would broadcast
+    # against the gain and be valued Σ_x P_x Σ_y G[x, y], n times too much)
+    assert cert0.matrix.shape == (n, n) and value0 == pytest.approx(float(p @ G.sum(axis=1)) / n)
 
     b = backends.get_backend("HIGHS")
 
@@ -435,3 +437,52 @@ def test_support_polish_needs_time_for_its_setup(monkeypatch):
     res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU",
                  solver_options={"tol": 1e-3, "polish": "support"})  # no time limit: polished
     assert called and res.info["polish"] == ["support"]
+
+
+def test_an_all_zero_iterate_is_not_valued_as_a_perfect_mechanism(monkeypatch):
+    """Review 2: a stopped solve returning x = 0 was "certified" as a one-column constant mechanism, which
+    LinearUtility.value broadcast against the gain: probability of truth 1.0 at ε = 1, reported optimal."""
+    from pml_design.design.backends import LPSolution
+
+    n = 6
+    p = np.random.default_rng(1).dirichlet(np.ones(n))
+    uset = pd.L1Ball(p, 0.1 * p.min())
+    b = backends.get_backend("PDLP_CPU")
+
+    def stopped(lp, *, tol, time_limit=None, warm_start=None):
+        return LPSolution(x=np.zeros(lp.n_vars), y=np.zeros(lp.n_rows), status="time_limit", primal_obj=0.0,
+                          dual_obj=float("nan"), iterations=1, solve_time=0.0, backend="PDLP_CPU")
+
+    monkeypatch.setattr(b, "solve", stopped)
+    res = design(uset, 1.0, utility=LinearUtility(np.eye(n)), prior=p, solver="PDLP_CPU", solver_options={"polish": False})
+    assert res.matrix.shape == (n, n) and not res.optimal
+    assert res.utility == pytest.approx(1.0 / n)  # the uniform mechanism: truth with probability 1/n
+    assert res.certified_epsilon <= 1.0 + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 7),
+    m=st.integers(1, 7),
+    scale=st.sampled_from([1.0, 1e-3, 1e-12, 1e-15]),
+    dead=st.floats(0.0, 1.0),
+)
+def test_certify_candidate_of_any_iterate_is_certified_and_row_stochastic(seed, n, m, scale, dead):
+    """Review 2: an iterate whose rows carry only tiny mass (entries ≤ 1e-9 × their column's maximum, or below
+    1e-13), NaN, ±inf or negative entries is certified with its output alphabet kept (a row emptied by the
+    cleaning raised CertificationError before)."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    uset = pd.L1Ball(p, float(rng.uniform(0.0, 2.0)))
+    raw = rng.dirichlet(np.full(m, 0.5), size=n) * rng.choice([1.0, scale], size=(n, 1))
+    kill = rng.random(n) < dead  # rows with no or only tiny mass
+    raw[kill] = rng.choice([0.0, 1e-12, 1e-14, -1.0, np.nan], size=(int(kill.sum()), 1)) * np.ones(m)
+    spoil = rng.random((n, m)) < 0.1
+    raw[spoil] = rng.choice([np.nan, -np.inf, np.inf, -1e-3], size=int(spoil.sum()))
+    G = rng.normal(size=(n, m))
+    W, cert, value = lp_mod._certify_candidate(raw, uset, 1.0, LinearUtility(G), p)
+    M = cert.matrix
+    assert M.shape == (n, m) and np.all(M >= 0) and np.allclose(M.sum(axis=1), 1.0, atol=1e-12)
+    assert pd.leakage_capacity(M, uset) <= 1.0 + 1e-12
+    assert value == pytest.approx(float(np.sum(p[:, None] * G * M)), abs=1e-12)  # the value of the matrix returned

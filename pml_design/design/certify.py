@@ -28,6 +28,8 @@ __all__ = ["CERT_TOL", "Certificate", "CertificationError", "certified_result", 
 
 #: Absolute tolerance (nats) of the certified bound ``capacity ≤ ε + CERT_TOL``.
 CERT_TOL: float = 1e-12
+#: Entries below this become exact zeros in :func:`clean_matrix` (absolute solver noise).
+CLEAN_ZERO_TOL: float = 1e-13
 
 
 class CertificationError(RuntimeError):
@@ -56,7 +58,7 @@ class Certificate:
     repair_weight: float
 
 
-def clean_matrix(matrix: np.ndarray, *, drop_empty_columns: bool = True, zero_tol: float = 1e-13) -> np.ndarray:
+def clean_matrix(matrix: np.ndarray, *, drop_empty_columns: bool = True, zero_tol: float = CLEAN_ZERO_TOL) -> np.ndarray:
     """Clip solver noise: entries below ``zero_tol`` become 0, rows are renormalised, empty columns dropped."""
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W)] = 0.0

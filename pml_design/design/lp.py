@@ -135,17 +135,34 @@ def repair_preserving_zeros(matrix: np.ndarray, uset: object, epsilon: float) ->
 
 def _fill_empty_rows(matrix: np.ndarray) -> np.ndarray:
     """Rows without mass (an iterate stopped by a time limit can have them) get the mean of the other rows, or the
-    whole matrix one constant column if none has mass; the repair and certification that follow make it private."""
+    whole matrix the uniform (constant) mechanism if none has mass; the repair and certification that follow make it
+    private.
+
+    "Without mass" is judged after the cleaning that follows (:func:`clean_tiny`, then entries below
+    :data:`~pml_design.design.certify.CLEAN_ZERO_TOL` in ``clean_matrix``): a row of entries ``≤ 1e-9`` times their
+    columns' maxima would be emptied there. The output alphabet (columns) is kept: a linear utility's value needs
+    the gain's columns.
+    """
+    from .certify import CLEAN_ZERO_TOL  # noqa: PLC0415
+
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W) | (W < 0)] = 0.0
-    sums = W.sum(axis=1)
-    empty = sums <= 0
-    if not empty.any():
+
+    def alive(M: np.ndarray) -> np.ndarray:
+        return (clean_tiny(M) >= CLEAN_ZERO_TOL).any(axis=1)
+
+    ok = alive(W)
+    if ok.all():
         return W
-    if empty.all():
-        return np.ones((W.shape[0], 1))
-    W[empty] = (W[~empty] / sums[~empty, None]).mean(axis=0)
-    return W
+    sums = W.sum(axis=1)
+    pos = sums > 0
+    W[pos] /= sums[pos, None]  # rows on one scale: the mean below stays within every column's maximum
+    ok = alive(W)
+    if ok.any():
+        W[~ok] = W[ok].mean(axis=0)
+        if alive(W).all():
+            return W
+    return np.full(W.shape, 1.0 / W.shape[1])
 
 
 def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, prior: np.ndarray) -> tuple:
