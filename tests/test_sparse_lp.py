@@ -486,3 +486,12 @@ def test_certify_candidate_of_any_iterate_is_certified_and_row_stochastic(seed, 
     assert M.shape == (n, m) and np.all(M >= 0) and np.allclose(M.sum(axis=1), 1.0, atol=1e-12)
     assert pd.leakage_capacity(M, uset) <= 1.0 + 1e-12
     assert value == pytest.approx(float(np.sum(p[:, None] * G * M)), abs=1e-12)  # the value of the matrix returned
+
+
+def test_linear_utility_value_rejects_a_matrix_of_another_shape():
+    """Review 2: ``np.sum(weights * matrix)`` broadcast an (N, 1) matrix against an (N, M) gain (M times too much)."""
+    p = np.array([0.5, 0.3, 0.2])
+    util = LinearUtility(np.eye(3))
+    assert util.value(np.full((3, 3), 1 / 3), p) == pytest.approx(1 / 3)  # closed form: truth with probability 1/3
+    with pytest.raises(ValueError, match=r"matrix has shape \(3, 1\) but the gain has shape \(3, 3\)"):
+        util.value(np.ones((3, 1)), p)

@@ -80,7 +80,10 @@ class LinearUtility(Utility):
         return prior[:, None] * self.gain
 
     def value(self, matrix: np.ndarray, prior: np.ndarray) -> float:
-        return float(np.sum(self.weights(prior) * matrix))
+        W = np.asarray(matrix, dtype=float)
+        if W.shape != self.gain.shape:  # numpy would broadcast an (N, 1) matrix against the gain: a wrong value
+            raise ValueError(f"matrix has shape {W.shape} but the gain has shape {self.gain.shape}")
+        return float(np.sum(self.weights(prior) * W))
 
 
 def hamming_gain(n: int) -> np.ndarray:
