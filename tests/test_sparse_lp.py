@@ -495,3 +495,24 @@ def test_linear_utility_value_rejects_a_matrix_of_another_shape():
     assert util.value(np.full((3, 3), 1 / 3), p) == pytest.approx(1 / 3)  # closed form: truth with probability 1/3
     with pytest.raises(ValueError, match=r"matrix has shape \(3, 1\) but the gain has shape \(3, 3\)"):
         util.value(np.ones((3, 1)), p)
+
+
+@pytest.mark.parametrize(
+    ("opts", "err", "match"),
+    [
+        ({"polish": 1}, ValueError, r"solver_options\['polish'\] must be True, False or 'support', got 1"),
+        ({"polish": np.array([1, 0])}, ValueError, r"solver_options\['polish'\] must be True, False or 'support'"),
+        ({"polish": None}, ValueError, r"solver_options\['polish'\] must be True, False or 'support', got None"),
+        ({"polish_solver": "NOPE"}, ValueError, r"solver_options\['polish_solver'\]: unknown LP backend 'NOPE'"),
+        ({"polish_solver": 3}, TypeError, r"solver_options\['polish_solver'\]: solver must be a string, got 3"),
+    ],
+)
+def test_polish_options_are_checked_before_the_solve(opts, err, match):
+    """Review 2: ``polish`` accepted 1/0 and raised numpy's own error for an array; an unknown ``polish_solver`` was
+    only noticed when a polish was needed (never, after an exact solve)."""
+    p = np.array([0.5, 0.3, 0.2])
+    with pytest.raises(err, match=match):
+        design(pd.L1Ball(p, 0.1), 1.0, utility=LinearUtility(np.eye(3)), prior=p, solver="HIGHS", solver_options=opts)
+    res = design(pd.L1Ball(p, 0.1), 1.0, utility=LinearUtility(np.eye(3)), prior=p, solver="HIGHS",
+                 solver_options={"polish": np.True_, "polish_solver": "clarabel"})  # numpy bools and any case accepted
+    assert res.optimal

@@ -89,8 +89,18 @@ def _linear_options(options: dict | None) -> dict:
         raise ValueError(f"solver_options['tol'] must be a float in (0, 1), got {opts['tol']!r}")
     if opts.get("time_limit") is not None:
         opts["time_limit"] = _check_time_limit(opts["time_limit"])
-    if "polish" in opts and opts["polish"] not in (True, False, "support"):
-        raise ValueError(f"solver_options['polish'] must be True, False or 'support', got {opts['polish']!r}")
+    if "polish" in opts:
+        v = opts["polish"]  # `in (True, False, "support")` let 1, 0.0 through and raised numpy's error for an array
+        if not (isinstance(v, (bool, np.bool_)) or (isinstance(v, str) and v == "support")):
+            raise ValueError(f"solver_options['polish'] must be True, False or 'support', got {v!r}")
+        opts["polish"] = v if isinstance(v, str) else bool(v)
+    if "polish_solver" in opts:  # checked before the solve, not when a polish is first needed (or never)
+        from .backends import get_backend  # noqa: PLC0415
+
+        try:
+            get_backend(opts["polish_solver"])
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"solver_options['polish_solver']: {err}") from None
     return opts
 
 
