@@ -106,9 +106,10 @@ def _scale_gpu(data: dict) -> str:
     if settings:
         rows = ["| N | objective | solver_options | wall (s) | certified gap | relative gap | polish |", "|---|---|---|---|---|---|---|"]
         for r in settings:
-            opts = [f"tol {r['tol']:g}"] + ([f"time_limit {r['time_limit']:g}"] if r.get("time_limit") else [])
+            opts = ([f"tol {r['tol']:g}"] if r.get("tol") is not None else [])
+            opts += [f"time_limit {r['time_limit']:g}"] if r.get("time_limit") else []
             opts += [f"polish {r['polish_option']!r}"] if r.get("polish_option") is not True else []
-            rows.append(f"| {r['n']} | {r['objective']} | {', '.join(opts)} | {r['total_s']:.3g} | {r['gap']:.2e} | "
+            rows.append(f"| {r['n']} | {r['objective']} | {', '.join(opts) or 'defaults'} | {r['total_s']:.3g} | {r['gap']:.2e} | "
                         f"{r['rel_gap']:.2e} | {r['polish']}{' (' + r['note'] + ')' if r.get('note') else ''} |")
         text += "\n\nOther settings (" + data.get("settings_source", "") + "):\n\n" + "\n".join(rows)
     return text

@@ -454,7 +454,9 @@ def test_an_all_zero_iterate_is_not_valued_as_a_perfect_mechanism(monkeypatch):
                           dual_obj=float("nan"), iterations=1, solve_time=0.0, backend="PDLP_CPU")
 
     monkeypatch.setattr(b, "solve", stopped)
-    res = design(uset, 1.0, utility=LinearUtility(np.eye(n)), prior=p, solver="PDLP_CPU", solver_options={"polish": False})
+    with pytest.warns(pd.PMLDesignWarning, match=r"no time limit was set, the solver stopped short.*another solver"):
+        res = design(uset, 1.0, utility=LinearUtility(np.eye(n)), prior=p, solver="PDLP_CPU",
+                     solver_options={"polish": False})
     assert res.matrix.shape == (n, n) and not res.optimal
     assert res.utility == pytest.approx(1.0 / n)  # the uniform mechanism: truth with probability 1/n
     assert res.certified_epsilon <= 1.0 + 1e-12

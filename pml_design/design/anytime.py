@@ -60,11 +60,11 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
     this helper's caller (default: the user's call of :func:`~pml_design.design.design`).
     """
     if rel > WARN_GAP:
-        warnings.warn(
-            PMLDesignWarning(
-                f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; time limit {time_limit:g} s); "
-                f"raise solver_options={{'time_limit': ...}}{hint} to "
-                "reduce the gap"
-            ),
-            stacklevel=stacklevel,
-        )
+        if math.isfinite(time_limit):
+            msg = (f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; time limit {time_limit:g} s); "
+                   f"raise solver_options={{'time_limit': ...}}{hint} to reduce the gap")
+        else:  # no limit was set: the solver itself stopped short
+            msg = (f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; no time limit was set, the "
+                   "solver stopped short of optimality); try another solver (solver=...) or a tighter "
+                   "solver_options={'tol': ...} to reduce the gap")
+        warnings.warn(PMLDesignWarning(msg), stacklevel=stacklevel)
