@@ -37,8 +37,17 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-#: The help formatter of every subcommand (shows the defaults).
-FORMATTER = argparse.ArgumentDefaultsHelpFormatter
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default, except ``None`` (an option without one; its help says what happens instead)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None:
+            return action.help
+        return super()._get_help_string(action)
+
+
+#: The help formatter of every subcommand (shows the defaults, not "(default: None)").
+FORMATTER = _DefaultsFormatter
 
 
 # ---------------------------------------------------------------------------------------------------------
