@@ -14,7 +14,8 @@ Where things are
 * :mod:`.lp_model`, :mod:`.lp`, :mod:`.backends` — linear designs as sparse LPs with a valid bound;
 * :mod:`.rays`, :mod:`.exact` — the extreme rays and [15, Theorem 6]'s ray LP (:func:`solve_ray_lp`,
   :func:`ray_lp_upper_bound`);
-* :mod:`.scalable`, :mod:`.ball_pricing`, :mod:`.anytime` — column generation on that LP (anytime, bounded);
+* :mod:`.scalable`, :mod:`.ball_pricing`, :mod:`.ball_column_bound`, :mod:`.anytime` — column generation on that LP
+  (anytime, bounded; outside Proposition 2: nested-pair pricing and the best-column bound);
 * :mod:`.estimation_design` — the frequency-estimation (A/D-optimal) design;
 * :mod:`.tradeoff` — utility–privacy curves; :mod:`.certify`, :mod:`.result` — certification and results;
   :mod:`.utilities` — utility functions.
