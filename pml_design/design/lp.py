@@ -143,10 +143,10 @@ def repair_preserving_zeros(matrix: np.ndarray, uset: object, epsilon: float) ->
     return (1.0 - lam) * W + lam * (excess / total)[None, :], lam
 
 
-def _fill_empty_rows(matrix: np.ndarray) -> np.ndarray:
+def _fill_empty_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows without mass (an iterate stopped by a time limit can have them) get the mean of the other rows, or the
     whole matrix the uniform (constant) mechanism if none has mass; the repair and certification that follow make it
-    private.
+    private. Returns the matrix and its :func:`clean_tiny` (computed here anyway, so the caller need not again).
 
     "Without mass" is judged after the cleaning that follows (:func:`clean_tiny`, then entries below
     :data:`~pml_design.design.certify.CLEAN_ZERO_TOL` in ``clean_matrix``): a row of entries ``≤ 1e-9`` times their
@@ -158,21 +158,24 @@ def _fill_empty_rows(matrix: np.ndarray) -> np.ndarray:
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W) | (W < 0)] = 0.0
 
-    def alive(M: np.ndarray) -> np.ndarray:
-        return (clean_tiny(M) >= CLEAN_ZERO_TOL).any(axis=1)
+    def cleaned(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        C = clean_tiny(M)
+        return C, (C >= CLEAN_ZERO_TOL).any(axis=1)
 
-    ok = alive(W)
+    C, ok = cleaned(W)
     if ok.all():
-        return W
+        return W, C
     sums = W.sum(axis=1)
     pos = sums > 0
     W[pos] /= sums[pos, None]  # rows on one scale: the mean below stays within every column's maximum
-    ok = alive(W)
+    _, ok = cleaned(W)
     if ok.any():
         W[~ok] = W[ok].mean(axis=0)
-        if alive(W).all():
-            return W
-    return np.full(W.shape, 1.0 / W.shape[1])
+        C, alive = cleaned(W)
+        if alive.all():
+            return W, C
+    W = np.full(W.shape, 1.0 / W.shape[1])
+    return W, clean_tiny(W)
 
 
 def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, prior: np.ndarray) -> tuple:
@@ -184,8 +187,8 @@ def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, 
     from ..uncertainty import leakage_capacity  # noqa: PLC0415
     from .certify import CERT_TOL, Certificate, certify, clean_matrix  # noqa: PLC0415
 
-    raw = _fill_empty_rows(raw)
-    W = clean_matrix(clean_tiny(raw), drop_empty_columns=False)
+    raw, cleaned = _fill_empty_rows(raw)
+    W = clean_matrix(cleaned, drop_empty_columns=False)
     cap0 = leakage_capacity(W, uset)
     lam = 0.0
     if cap0 > eps + CERT_TOL:
