@@ -42,7 +42,9 @@ __all__ = [
     "l1_deviation_delta",
     "l1_radius",
     "log_num_subsets",
+    "PRIOR_SOURCES",
     "phi",
+    "prior_radius",
     "samples_needed",
 ]
 
@@ -284,3 +286,36 @@ def samples_needed(radius: float, support_size: int, delta: float, *, prior: obj
     while m > 1 and l1_radius(m - 1, n, d, prior=prior) <= beta:
         m -= 1
     return m
+
+
+#: Where the centre P̂ of the uncertainty ball can come from (mechanism-file field ``prior_source``).
+PRIOR_SOURCES: tuple[str, ...] = ("public sample", "dp", "ldp reports")
+
+
+def prior_radius(prior_source: str, support_size: int, delta: float, params: dict) -> float:
+    """The ℓ1 radius that a stated prior source implies, re-derived from its parameters.
+
+    Implements: core paper eq. (7) (corrected, :func:`l1_radius`) for ``"public sample"`` (``params = {"m": m}``).
+    The other sources (``"dp"``, ``"ldp reports"``) widen or replace it (docs/design.md).
+
+    Parameters
+    ----------
+    prior_source : str
+        One of :data:`PRIOR_SOURCES`.
+    support_size : int
+        Alphabet size N.
+    delta : float
+        The total failure probability of the ball.
+    params : dict
+        The source's parameters as stored in a mechanism file.
+
+    Returns
+    -------
+    float
+        The radius β.
+    """
+    if prior_source == "public sample":
+        return l1_radius(int(params["m"]), support_size, delta)
+    if prior_source in PRIOR_SOURCES:
+        raise NotImplementedError(f"prior_radius for prior_source={prior_source!r} is not implemented yet")
+    raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")

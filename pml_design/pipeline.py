@@ -10,7 +10,7 @@ exact values from the leakage capacity over the ball.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,6 +67,12 @@ class EstimatedDesign:
     result : DesignResult
         The certified design over ``L1Ball(p_hat, radius)`` (with ``labels``, and ``info["delta"]``,
         ``info["m"]``, so that ``result.save(path)`` writes a complete mechanism file).
+    prior_source : str, default "public sample"
+        Where P̂ came from: ``"public sample"`` (records apart from the released ones), ``"dp"`` (a differentially
+        private release of the design records) or ``"ldp reports"`` (a first cohort's LDP reports); one of
+        :data:`pml_design.estimation.PRIOR_SOURCES`.
+    prior_params : dict
+        What :func:`pml_design.estimation.prior_radius` needs to re-derive ``radius`` for that source (JSON-able).
     """
 
     p_hat: np.ndarray
@@ -74,6 +80,8 @@ class EstimatedDesign:
     delta: float
     radius: float
     result: object
+    prior_source: str = "public sample"
+    prior_params: dict = field(default_factory=dict)
 
     @property
     def epsilon(self) -> float:
