@@ -31,9 +31,11 @@ __all__ = [
     "EstimatedDesign",
     "PmlStatement",
     "delta_for_epsilon",
+    "design_fingerprint",
     "design_from_samples",
     "guarantee_for_mechanism",
     "pml_statement",
+    "source_statement",
 ]
 
 
@@ -48,6 +50,65 @@ def pml_statement(epsilon: float, delta: float, radius: float, m: int) -> str:
         f"within l1 distance {radius:.4g} of the estimate from m={m} samples, which contains the true "
         f"distribution with probability >= 1 - {delta:.3g} (Theorem 2)"
     )
+
+
+def source_statement(prior_source: str, epsilon: float, delta: float, radius: float, m: int, params: dict) -> str:
+    """The (ε, δ)-PML statement of a design whose P̂ came from ``prior_source``; re-derived when a file is loaded.
+
+    Implements: core paper, Theorem 2 with eq. (7) for ``"public sample"`` (:func:`pml_statement`). The other
+    sources of :data:`pml_design.estimation.PRIOR_SOURCES` name their own guarantees here (one place, so that
+    :meth:`EstimatedDesign.statement`, :func:`pml_design.save_mechanism` and :func:`pml_design.load_mechanism`
+    agree).
+    """
+    from .estimation import PRIOR_SOURCES  # noqa: PLC0415
+
+    if prior_source == "public sample":
+        return pml_statement(epsilon, delta, radius, m)
+    if prior_source in PRIOR_SOURCES:
+        raise NotImplementedError(f"the statement for prior_source={prior_source!r} is not implemented yet")
+    raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")
+
+
+#: A fingerprint of the design records is kept only when guessing their order takes at least 2^128 hashes.
+FINGERPRINT_MIN_BITS: float = 128.0
+
+
+def order_entropy_bits(counts: object) -> float:
+    """log2 of the number of orderings of records with these counts, ``log2(m! / Π c_i!)``.
+
+    P̂ and m (in every mechanism file) give the counts, so a hash of the records in order can reveal at most their
+    order; a brute force over the orderings costs this many bits (:func:`design_fingerprint`).
+    """
+    c = np.asarray(counts, dtype=float)
+    return float((math.lgamma(c.sum() + 1.0) - sum(math.lgamma(v + 1.0) for v in c)) / math.log(2.0))
+
+
+def values_sha256(values: object) -> str:
+    """SHA-256 (hex) of a column's values in order: each value's text, trimmed, followed by a NUL byte.
+
+    The same for a Python sequence, a numpy array, a pandas Series and a streamed CSV / Parquet column
+    (:func:`pml_design.deploy.guard.table_column_sha256`), so a design and a privatization can be compared.
+    """
+    import hashlib  # noqa: PLC0415
+
+    arr = values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else np.asarray(values, dtype=object)
+    text = "".join(f"{str(v).strip()}\x00" for v in arr.ravel().tolist())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def design_fingerprint(values: object, counts: object) -> dict:
+    """The fingerprint of the design records that a mechanism file keeps (``design_data``).
+
+    ``{"kind": "column sha256", "sha256": …}`` (:func:`values_sha256`) when the records' order has at least
+    :data:`FINGERPRINT_MIN_BITS` bits of entropy given their counts (:func:`order_entropy_bits`), else
+    ``{"kind": None, "why": …}``: a hash of a few records could be inverted by trying every order. A hash of
+    counts is never kept (a small histogram is guessed quickly).
+    """
+    bits = order_entropy_bits(counts)
+    if bits < FINGERPRINT_MIN_BITS:
+        return {"kind": None, "why": f"too few design records to fingerprint safely (their order has {bits:.0f} < "
+                f"{FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
+    return {"kind": "column sha256", "sha256": values_sha256(values)}
 
 
 @dataclass(frozen=True)
@@ -98,8 +159,17 @@ class EstimatedDesign:
         return self.result.mechanism  # type: ignore[attr-defined]
 
     def statement(self) -> str:
-        """The (ε, δ)-PML statement the mechanism carries."""
-        return pml_statement(self.epsilon, self.delta, self.radius, self.m)
+        """The (ε, δ)-PML statement the mechanism carries (:func:`source_statement` for its prior source)."""
+        return source_statement(self.prior_source, self.epsilon, self.delta, self.radius, self.m, self.prior_params)
+
+    @property
+    def design_data(self) -> dict:
+        """The fingerprint of the design records (:func:`design_fingerprint`), kept in the mechanism file."""
+        return dict(self.result.info.get("design_data") or {})  # type: ignore[attr-defined]
+
+    def summary(self) -> str:
+        """The statement and the design's summary, with what it discloses (:meth:`DesignResult.summary`)."""
+        return f"{self.statement()}\n{self.result.summary()}"  # type: ignore[attr-defined]
 
     def save(self, path: object, *, extra: dict | None = None) -> object:
         """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path."""
@@ -197,7 +267,18 @@ def design_from_samples(
     Returns
     -------
     EstimatedDesign
-        ``result.labels`` holds the categories for labelled data (None for integer codes).
+        ``result.labels`` holds the categories for labelled data (None for integer codes);
+        ``result.info["design_data"]`` the fingerprint of the records (:func:`design_fingerprint`).
+
+    Notes
+    -----
+    **Design on records apart from the released ones.** The mechanism file publishes P̂ and m, hence the
+    exact counts of the design records (``P̂ · m``): the guarantee covers the records that are *privatized*,
+    not the design records. Design on a public sample or on records set aside (e.g.
+    ``survey.sample(frac=0.2, random_state=0)`` and release the rest, or ``pml-design split``), never on the
+    records you then privatize. :func:`pml_design.privatize_dataframe` refuses a column whose fingerprint
+    (:func:`design_fingerprint`, the SHA-256 of the values in order) is the design data's, unless
+    ``allow_design_data=True``.
 
     Raises
     ------
@@ -217,6 +298,7 @@ def design_from_samples(
     if d >= 1.0:
         raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
                          "probability >= 0); use e.g. delta=1e-6")
+    counts_given = bool(counts)
     codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)
@@ -254,6 +336,8 @@ def design_from_samples(
     res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior,
                  solver_options=solver_options)
     extra = {"utility_prior": "add-1/2 smoothed p_hat"} if prior is not None else {}
+    extra["design_data"] = ({"kind": None, "why": "counts given: no records to fingerprint"} if counts_given
+                            else design_fingerprint(data, np.round(p_hat * m)))
     res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, **extra})
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)
 

@@ -396,3 +396,79 @@ def max_divergence_shift(mechanism: object, reference: object, uncertainty: obje
     low = uset.min_output_probability(W[:, occurs])
     with np.errstate(divide="ignore"):
         return float(np.max(np.log(py[occurs]) - np.log(low)))
+
+
+def max_posterior(mechanism: object, uncertainty: object) -> np.ndarray:
+    """Largest posterior ``P(x | y)`` over the set, per input x and output y, exactly.
+
+    ``max_{Q ∈ 𝒫} Q(x) W(x,y) / Σ_x' Q(x') W(x',y)`` (0 where ``W(x,y) = 0``): how sure an observer of output y can
+    become that the input was x, whichever distribution of the set is the true one. A column with a single
+    non-zero entry *singles out* its input: the posterior is 1 for every distribution.
+
+    Implements: the disclosure listing of a design (docs/design.md, §10). For the ℓ1 ball the maximisation is
+    linear-fractional; its optimum moves ``T = min(β/2, 1 − P̂(x))`` mass *to* x (raising the numerator and
+    lowering the denominator dominates any other receiver) taken from the other rows in decreasing order of
+    ``W(x',y)`` (for a fixed T this minimises the denominator): the greedy knapsack of
+    :meth:`L1Ball.min_output_probability` with the receiver forced to x, evaluated for all (x, y) at once from
+    per-column prefix sums. A finite set (or its convex hull: a linear-fractional function attains its maximum
+    at a vertex) takes the largest value over its points; the simplex reaches 1 wherever ``W(x,y) > 0``.
+
+    Parameters
+    ----------
+    mechanism : array_like, shape (N, M)
+        Row-stochastic matrix (rows = x, columns = y).
+    uncertainty : UncertaintySet or array_like
+        An :class:`L1Ball`, :class:`FiniteSet`, :class:`Simplex`, or a single prior vector.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, M)
+        Entries in [0, 1].
+    """
+    uset = as_uncertainty_set(uncertainty)
+    W = check_mechanism(mechanism, "mechanism", n_inputs=uset.size)
+    if isinstance(uset, Simplex):
+        return (W > 0).astype(float)
+    if isinstance(uset, FiniteSet):
+        joint = uset.distributions[:, :, None] * W[None, :, :]  # (K, N, M)
+        total = joint.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            post = np.where(total > 0, joint / total, 0.0)
+        return np.clip(post.max(axis=0), 0.0, 1.0)
+    if not isinstance(uset, L1Ball):
+        raise TypeError(f"max_posterior needs an L1Ball, FiniteSet or Simplex, got {fmt(uset)}")
+    return _ball_max_posterior(W, uset.center, uset.radius)
+
+
+def _ball_max_posterior(W: np.ndarray, p: np.ndarray, radius: float) -> np.ndarray:
+    n, m = W.shape
+    T = np.minimum(radius / 2.0, 1.0 - p)  # mass moved to x, per x
+    order = np.argsort(-W, axis=0, kind="stable")
+    cs = np.take_along_axis(W, order, axis=0)
+    ps = p[order]
+    cum = np.cumsum(ps, axis=0)  # inclusive prefix mass, per column
+    weighted = cs * ps
+    suffix = np.cumsum(weighted[::-1], axis=0)[::-1] - weighted  # Σ_{j > i} c_j p_j (exclusive)
+    pos = np.empty_like(order)
+    np.put_along_axis(pos, order, np.arange(n)[:, None].repeat(m, axis=1), axis=0)
+    before = np.take_along_axis(cum, pos, axis=0) - p[:, None]  # prefix mass strictly before x, (N, M)
+    # kept weighted mass Σ c (p − taken) after the greedy over the full order with budget t (per column)
+    offsets = 2.0 * np.arange(m)  # cum ∈ [0, 1]: one sorted array for all columns
+    flat_cum = (cum + offsets).T.ravel()
+
+    def kept(t: np.ndarray) -> np.ndarray:  # t: (N, M)
+        k = np.searchsorted(flat_cum, (t + offsets).ravel(order="F"), side="left").reshape(m, n).T - n * np.arange(m)
+        k = np.clip(k, 0, n - 1)
+        cols = np.broadcast_to(np.arange(m), (n, m))
+        return cs[k, cols] * np.maximum(cum[k, cols] - t, 0.0) + suffix[k, cols]
+
+    Tx = np.broadcast_to(T[:, None], (n, m))
+    reached = before < Tx
+    # x untouched by the greedy: remove its own term; x reached: the greedy without x = with budget T + p_x
+    denom = np.where(reached, kept(Tx + p[:, None]), kept(Tx) - W * p[:, None])
+    denom = np.maximum(denom, 0.0)
+    denom[T >= 1.0 - p] = 0.0  # every other row can be emptied
+    num = W * (p + T)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        post = np.where(W > 0, num / (num + denom), 0.0)
+    return np.clip(post, 0.0, 1.0)

@@ -2,15 +2,28 @@
 
 A designed mechanism leaves the designer as one JSON file that holds everything needed to use it and to
 check it: the matrix (rows = categories, columns = outputs), the category labels in row order and the output
-labels, the target ε and the certified ε, δ, the ℓ1 radius, the estimate P̂ and the number m of samples
-behind it (the uncertainty set the guarantee is for), the utility, the library version, and a SHA-256 hash
-of the content. :func:`load_mechanism` refuses a file whose content does not match its hash (tampered or
-corrupted), validates shape, stochasticity and labels, and **re-certifies** the guarantee by recomputing
-the exact leakage capacity over the stored uncertainty set (core paper, Definition 5), so a loaded
-mechanism is never trusted on the file's word.
+labels, the target ε and the certified ε, δ, the ℓ1 radius, the centre P̂ of the ball and the number m of
+samples behind it, where P̂ came from (``prior_source``, ``prior_params``), what the design discloses
+(``disclosure``), a fingerprint of the design records (``design_data``), the utility, the library version, and
+a SHA-256 hash of the content.
+
+**No raw data.** The file keeps no counts and no input path (format version 2). P̂ is kept only as the centre
+of the ball the guarantee is for; with m it gives the design records' counts (``P̂ · m``), which is why the
+design records must be apart from the released ones (a public sample or records set aside: ``pml-design
+split``; docs/cli.md, "Where P̂ comes from").
+
+**Consistent claims.** :func:`load_mechanism` refuses a file whose content does not match its hash, validates
+shape, stochasticity and labels, **re-derives every stated number from the others** (the radius from m, N, δ
+and the prior source, :func:`pml_design.estimation.prior_radius`; the ball from P̂ and the radius; the output
+labels from the matrix; the statement; the disclosure listing) and **re-certifies** the guarantee by
+recomputing the exact leakage capacity over the ball (core paper, Definition 5), so a loaded mechanism is
+never trusted on the file's word. The hash is unkeyed: it detects corruption, not a forger, who can rewrite
+a file and its hash consistently; a consistent relabelling of the categories cannot be detected from the file
+at all. Sign the file (e.g. with your release tooling) when the channel is not trusted.
 
 The hash is over the canonical JSON of the document without its ``sha256`` field (keys sorted, no
-whitespace, UTF-8), so a file re-indented by hand still loads, and any change to a value does not.
+whitespace, UTF-8), so a file re-indented by hand still loads, and any change to a value does not. Files of
+format version 1 (with ``counts`` / ``source``) still load, with a :class:`MechanismFileWarning`.
 """
 
 from __future__ import annotations
@@ -20,26 +33,35 @@ import json
 import math
 import os
 import pathlib
+import re
 import tempfile
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt, not_a_file_reason
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MechanismFileError", "content_hash", "load_mechanism", "save_mechanism"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MechanismFileError", "MechanismFileWarning", "content_hash", "load_mechanism",
+           "save_mechanism"]
 
 #: The ``format`` field of a mechanism file.
 FORMAT: str = "pml-design-mechanism"
 #: The newest ``format_version`` this library reads and writes.
-FORMAT_VERSION: int = 1
+FORMAT_VERSION: int = 2
+#: Fields a mechanism file never carries (raw data of the design records); version 1 files had them.
+RAW_FIELDS: tuple[str, ...] = ("counts", "source")
 
 #: Slack allowed between the stored and the recomputed certified ε (both are exact; rounding only).
 _RECERTIFY_RTOL: float = 1e-9
 
 
 class MechanismFileError(ValueError):
-    """A mechanism file that cannot be used: unreadable, malformed, tampered with, or not certified."""
+    """A mechanism file that cannot be used: unreadable, malformed, tampered with, inconsistent, or not certified."""
+
+
+class MechanismFileWarning(UserWarning):
+    """A mechanism file that loads but deserves a note (written by an older version: it may hold raw data)."""
 
 
 def _plain(obj: Any) -> Any:
@@ -115,20 +137,28 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     delta, m : float, int, optional
         Failure probability and number of samples behind the estimate (default: ``result.info``).
     extra : dict, optional
-        More JSON-able fields to keep in the file (e.g. where the data came from); covered by the hash; may
-        not replace a standard field.
+        More JSON-able fields to keep in the file (e.g. a comparison with LDP); covered by the hash; may
+        not replace a standard field nor hold raw data (``counts``, ``source``).
+
+    Raises
+    ------
+    ValueError
+        ``delta`` and ``m`` that do not imply the design's radius for its prior source; a bad ``extra``.
 
     Returns
     -------
     pathlib.Path
     """
     from .. import __version__  # noqa: PLC0415
-    from ..pipeline import EstimatedDesign, pml_statement  # noqa: PLC0415
+    from ..design.disclosure import output_disclosure  # noqa: PLC0415
+    from ..pipeline import EstimatedDesign  # noqa: PLC0415
     from ..uncertainty import L1Ball  # noqa: PLC0415
 
+    source, params = None, None
     if isinstance(result, EstimatedDesign):
         delta = result.delta if delta is None else delta
         m = result.m if m is None else m
+        source, params = result.prior_source, dict(result.prior_params)
         result = result.result
     for attr in ("matrix", "certified_epsilon", "epsilon", "uncertainty", "prior", "utility_name"):
         if not hasattr(result, attr):
@@ -143,17 +173,26 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     labels = mech.labels if mech.labels is not None else tuple(range(W.shape[0]))
     out_labels = mech.output_labels if mech.labels is not None else tuple(range(W.shape[1]))
     uset = result.uncertainty  # type: ignore[attr-defined]
-    radius = float(uset.radius) if isinstance(uset, L1Ball) else None
+    ball = isinstance(uset, L1Ball)
+    radius = float(uset.radius) if ball else None
     cert = float(result.certified_epsilon)  # type: ignore[attr-defined]
-    if d is not None and m is not None and radius is not None:
-        statement = pml_statement(cert, d, radius, m)
-    else:
-        statement = result.guarantee()  # type: ignore[attr-defined]
+    source = source or info.get("prior_source") or ("public sample" if ball else None)
+    params = dict(params or info.get("prior_params") or {})
+    if source == "public sample" and m is not None:
+        params["m"] = m
+    claims = {"delta": d, "m": m, "radius": radius, "prior_source": source, "prior_params": params}
+    if ball and d is not None:
+        expected = _derived_radius(claims, W.shape[0])
+        if not math.isclose(expected, radius, rel_tol=_CLAIM_RTOL):  # type: ignore[arg-type]
+            raise ValueError(f"delta={d!r} and m={m!r} imply the radius {expected!r} for prior_source={source!r}, "
+                             f"but the design's ball has radius {radius!r}; save without delta (a ball given by its "
+                             "radius) or design with design_from_samples")
     doc: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
         "categories": _json_labels(labels, "labels"),
+        "categories_sorted": _is_sorted(labels),
         "output_labels": _json_labels(out_labels, "output_labels"),
         "matrix": W,
         "matrix_rows": "inputs (categories)",
@@ -162,12 +201,16 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         "certified_epsilon": cert,
         "delta": d,
         "radius": radius,
-        "p_hat": np.asarray(result.prior, dtype=float),  # type: ignore[attr-defined]
+        "p_hat": uset.center if ball else None,
         "m": m,
+        "prior_source": source,
+        "prior_params": params,
         "uncertainty": _uncertainty_doc(uset),
         "utility_name": result.utility_name,  # type: ignore[attr-defined]
         "utility": getattr(result, "utility", None),
-        "statement": statement,
+        "statement": _statement(cert, float(result.epsilon), uset, claims),  # type: ignore[attr-defined]
+        "disclosure": output_disclosure(W, uset, labels, out_labels),
+        "design_data": dict(info.get("design_data") or {"kind": None, "why": "not recorded"}),
     }
     for key in ("upper_bound", "optimal", "method", "solver"):
         if hasattr(result, key):
@@ -175,11 +218,44 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     for key, value in (extra or {}).items():
         if key in doc or key == "sha256":
             raise ValueError(f"extra may not replace the standard field {key!r} of a mechanism file")
+        if key in RAW_FIELDS:
+            raise ValueError(f"extra may not hold {key!r}: a mechanism file carries no raw data of the design records")
         doc[key] = value
     doc = _plain(doc)
     doc["sha256"] = content_hash(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     return _write_atomically(pathlib.Path(os.fspath(path)), text)  # type: ignore[arg-type]
+
+
+#: Relative slack when a stated number is compared with its re-derivation (both computed the same way).
+_CLAIM_RTOL: float = 1e-9
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+#: The kinds of ``design_data`` fingerprints (:mod:`pml_design.deploy.guard`).
+FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
+
+
+def _is_sorted(labels: tuple) -> bool:
+    try:
+        return list(labels) == sorted(labels)
+    except TypeError:
+        return False
+
+
+def _derived_radius(claims: dict, n: int) -> float:
+    from ..estimation import prior_radius  # noqa: PLC0415
+
+    return float(prior_radius(claims["prior_source"], n, claims["delta"], claims["prior_params"]))
+
+
+def _statement(cert: float, eps: float, uset: object, claims: dict) -> str:
+    """The statement a file's numbers imply (the (ε, δ) one when δ, m and a ball are given, else the set's)."""
+    from ..design.result import guarantee_text  # noqa: PLC0415
+    from ..pipeline import source_statement  # noqa: PLC0415
+
+    if claims["delta"] is not None and claims["m"] is not None and claims["radius"] is not None:
+        return source_statement(claims["prior_source"], cert, claims["delta"], claims["radius"], claims["m"],
+                                claims["prior_params"])
+    return guarantee_text(cert, eps, uset)
 
 
 def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[int, pathlib.Path]:
@@ -236,13 +312,16 @@ def _read_document(path: pathlib.Path) -> dict:
 
 
 def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
-    """Read a mechanism file, check it, re-certify its guarantee, and return a ready :class:`Mechanism`.
+    """Read a mechanism file, check it, re-derive its claims, re-certify its guarantee, return a :class:`Mechanism`.
 
     Checks, in order: the file is a mechanism file of a supported version; its content matches its SHA-256
-    hash (a tampered or corrupted file is refused); the matrix is finite, non-negative and row-stochastic;
-    labels are distinct and one per row / column; P̂, δ and m are valid; and the exact leakage capacity of
-    the matrix over the stored uncertainty set (core paper, Definition 5; e.g. ``B_β(P̂)``) is at most the
-    target ε and equals the stored certified ε.
+    hash (detects corruption; the hash is unkeyed, so it does not stop a forger); the matrix is finite,
+    non-negative and row-stochastic; labels are distinct and one per row / column; P̂, δ and m are valid; every
+    stated number agrees with its re-derivation from the others (:func:`_check_claims`: the ball's centre and
+    radius, the radius from δ, m, N and the prior source, the output labels, the statement, the disclosure
+    listing); and the exact leakage capacity of the matrix over the ball (core paper, Definition 5) is at most
+    the target ε and equals the stored certified ε. A version-1 file (which may hold the design records'
+    counts and input path) loads with a :class:`MechanismFileWarning`.
 
     Parameters
     ----------
@@ -252,15 +331,16 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     -------
     Mechanism
         With :attr:`~Mechanism.labels`, :attr:`~Mechanism.output_labels` and ``metadata`` (the file's
-        fields: ``epsilon``, ``certified_epsilon``, ``delta``, ``radius``, ``p_hat``, ``m``, ``statement``,
-        ``utility_name``, ``library_version``, ``sha256``, … and ``path``).
+        fields: ``epsilon``, ``certified_epsilon``, ``delta``, ``radius``, ``p_hat``, ``m``, ``prior_source``,
+        ``statement``, ``disclosure``, ``design_data``, ``utility_name``, ``library_version``, ``sha256``, … and
+        ``path``).
 
     Raises
     ------
     FileNotFoundError
         No such file.
     MechanismFileError (a ValueError)
-        Anything else wrong with the file; the message names the file and the problem.
+        Anything else wrong with the file; the message (one line) names the file and the problem.
     """
     from ..mechanisms.mechanism import Mechanism, check_labels  # noqa: PLC0415
     from ..uncertainty import leakage_capacity  # noqa: PLC0415
@@ -278,7 +358,8 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
         n, k = W.shape
         labels = check_labels(doc.get("categories"), n, "categories")
         out_labels = check_labels(doc.get("output_labels"), k, "output_labels")
-        check_probability_vector(doc.get("p_hat"), "p_hat", size=n)
+        if doc.get("p_hat") is not None or doc["format_version"] == 1:
+            check_probability_vector(doc.get("p_hat"), "p_hat", size=n)
         eps = float(doc["epsilon"])
         cert = float(doc["certified_epsilon"])
         if doc.get("delta") is not None:
@@ -289,7 +370,7 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     except MechanismFileError:
         raise
     except (TypeError, ValueError, KeyError) as exc:
-        raise MechanismFileError(f"{where}: {exc}") from None
+        raise MechanismFileError(f"{where}: {str(exc).splitlines()[0] if str(exc) else repr(exc)}") from None
     capacity = leakage_capacity(W, uset)
     slack = _RECERTIFY_RTOL * max(1.0, abs(cert))
     if not capacity <= eps + slack:
@@ -298,7 +379,98 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     if abs(capacity - cert) > slack:
         raise MechanismFileError(f"{where}: re-certification failed: the leakage capacity over its uncertainty "
                                  f"set is {capacity!r}, the file says certified_epsilon={cert!r}")
+    try:
+        _check_claims(doc, W, labels, out_labels, uset, eps, cert)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise MechanismFileError(f"{where}: {str(exc).splitlines()[0] if str(exc) else repr(exc)}") from None
+    if doc["format_version"] == 1:
+        raw = [key for key in RAW_FIELDS if key in doc]
+        warnings.warn(f"{where} was written by an older pml-design (format_version 1)"
+                      + (f" and holds raw data of the design records ({', '.join(raw)})" if raw else "")
+                      + "; its claims were checked only in part; design it again (pml-design design -o) to get a file "
+                      "without them", MechanismFileWarning, stacklevel=2)
     meta = {key: value for key, value in doc.items() if key not in ("matrix",)}
     meta["path"] = str(p)
     meta["recertified_epsilon"] = capacity
     return Mechanism(W, name=p.stem, labels=labels, output_labels=out_labels, metadata=meta)
+
+
+def _mismatch(what: str, stated: object, derived: object) -> ValueError:
+    return ValueError(f"inconsistent claims: {what} is {fmt(stated)} but the file's other numbers give "
+                      f"{fmt(derived)}; refusing to use it; design the mechanism again")
+
+
+def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, uset: object, eps: float,
+                  cert: float) -> None:
+    """Re-derive every stated number of a mechanism file from the others; raise ValueError on a mismatch."""
+    from ..design.disclosure import output_disclosure  # noqa: PLC0415
+    from ..estimation import PRIOR_SOURCES  # noqa: PLC0415
+    from ..mechanisms.labels import _default_output_labels  # noqa: PLC0415
+    from ..uncertainty import L1Ball  # noqa: PLC0415
+
+    n, k = W.shape
+    v1 = doc["format_version"] == 1
+    ball = isinstance(uset, L1Ball)
+    radius = doc.get("radius")
+    if ball:
+        if radius is None or float(radius) != uset.radius:
+            raise _mismatch("the radius", radius, uset.radius)
+        if not v1 and not np.array_equal(np.asarray(doc.get("p_hat"), dtype=float), uset.center):
+            raise _mismatch("p_hat", doc.get("p_hat"), uset.center)
+    elif radius is not None or (not v1 and doc.get("p_hat") is not None):
+        raise _mismatch("the radius and p_hat of a design over " + str(type(uset).__name__), (radius, doc.get("p_hat")),
+                        (None, None))
+    derived_out = _default_output_labels(W, labels)
+    codes = labels == tuple(range(n)) and out_labels == tuple(range(k))
+    if out_labels != derived_out and not codes:
+        raise _mismatch("output_labels (the labels of the outputs, derived from the matrix and the categories)",
+                        list(out_labels), list(derived_out))
+    if doc.get("categories_sorted") is True and not _is_sorted(labels):
+        raise _mismatch("the order of the categories (the file says they are sorted)", list(labels), "sorted labels")
+    source = doc.get("prior_source", "public sample" if v1 and ball else None)
+    params = doc.get("prior_params", {"m": doc.get("m")} if v1 else {})
+    if source is not None and source not in PRIOR_SOURCES:
+        raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)} or null, got {source!r}")
+    if not isinstance(params, dict):
+        raise ValueError(f"prior_params must be an object, got {fmt(params)}")
+    if ball and source is None:
+        raise ValueError("prior_source is missing: a design over a ball must say where its centre P̂ came from")
+    if source == "public sample" and doc.get("m") is not None:
+        if params.get("m") != doc["m"]:
+            raise _mismatch("prior_params.m", params.get("m"), doc["m"])
+        if not v1:
+            scaled = np.asarray(doc["p_hat"], dtype=float) * doc["m"]
+            if np.abs(scaled - np.round(scaled)).max() > 1e-6 or int(np.round(scaled).sum()) != doc["m"]:
+                raise _mismatch(f"m (P̂ from a public sample of m={doc['m']} records has p_hat * m integral)",
+                                doc["m"], "an m with p_hat * m integral")
+    claims = {"delta": doc.get("delta"), "m": doc.get("m"), "radius": radius, "prior_source": source,
+              "prior_params": params}
+    if ball and claims["delta"] is not None:
+        expected = _derived_radius(claims, n)
+        if not math.isclose(expected, float(radius), rel_tol=_CLAIM_RTOL):
+            raise _mismatch(f"the radius (for delta={claims['delta']!r}, N={n}, prior_source={source!r}, "
+                            f"prior_params={fmt(params)})", radius, expected)
+    if v1:
+        return
+    statement = _statement(cert, eps, uset, claims)
+    if doc.get("statement") != statement:
+        raise _mismatch("the statement", doc.get("statement"), statement)
+    derived = _plain(output_disclosure(W, uset, labels, out_labels))
+    stated = doc.get("disclosure")
+    if not (isinstance(stated, list) and len(stated) == len(derived) and all(
+            isinstance(a, dict) and {kk: a.get(kk) for kk in b if kk != "max_posterior"}
+            == {kk: b[kk] for kk in b if kk != "max_posterior"}
+            and isinstance(a.get("max_posterior"), (int, float))
+            and math.isclose(a["max_posterior"], b["max_posterior"], rel_tol=_CLAIM_RTOL, abs_tol=1e-12)
+            for a, b in zip(stated, derived))):
+        raise _mismatch("the disclosure listing", stated, derived)
+    _check_fingerprint(doc.get("design_data"))
+
+
+def _check_fingerprint(fp: object) -> None:
+    if not isinstance(fp, dict) or "kind" not in fp:
+        raise ValueError(f"design_data must be an object with a 'kind', got {fmt(fp)}")
+    if fp["kind"] is None:
+        return
+    if fp["kind"] not in FINGERPRINT_KINDS or not _SHA256_HEX.match(str(fp.get("sha256", ""))):
+        raise ValueError(f"design_data must have a kind among {list(FINGERPRINT_KINDS)} and a hex sha256, got {fmt(fp)}")

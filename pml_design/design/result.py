@@ -10,7 +10,12 @@ import numpy as np
 from ..mechanisms.mechanism import Mechanism
 from ..uncertainty import UncertaintySet
 
-__all__ = ["DesignResult", "PMLDesignWarning", "SolverFailedError"]
+__all__ = ["DesignResult", "PMLDesignWarning", "SolverFailedError", "guarantee_text"]
+
+
+def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object) -> str:
+    """The guarantee of a design over a set, in words (:meth:`DesignResult.guarantee`; re-derived on load)."""
+    return f"{certified_epsilon:.6g}-PML (target {epsilon:.6g}) for every distribution in {uncertainty!r}"
 
 
 class PMLDesignWarning(UserWarning):
@@ -142,10 +147,31 @@ class DesignResult:
 
     def guarantee(self) -> str:
         """Human-readable statement of the certified guarantee."""
-        return (
-            f"{self.certified_epsilon:.6g}-PML (target {self.epsilon:.6g}) for every distribution in "
-            f"{self.uncertainty!r}"
-        )
+        return guarantee_text(self.certified_epsilon, self.epsilon, self.uncertainty)
+
+    def disclosure(self) -> list[dict]:
+        """What the design discloses, per output: see :func:`pml_design.design.disclosure.output_disclosure`.
+
+        Outputs that only one input reaches (``singles_out``: whoever sees them knows the input) and, per output,
+        the largest posterior ``P(x | y)`` over :attr:`uncertainty` (docs/design.md §10).
+        """
+        from .disclosure import output_disclosure  # noqa: PLC0415
+
+        mech = self.mechanism
+        return output_disclosure(self.matrix, self.uncertainty, mech.labels, mech.output_labels)
+
+    def summary(self) -> str:
+        """The design in a few lines: size, utility and bound, the certified guarantee, and what it discloses."""
+        from .disclosure import disclosure_lines  # noqa: PLC0415
+
+        n, m = self.matrix.shape
+        bound = (f"lower bound {self.lower_bound:.6g}" if self.sense == "min" else f"upper bound {self.upper_bound:.6g}")
+        lines = [f"{n}x{m} mechanism, {self.utility_name} = {self.utility:.6g} ({bound}, optimal={self.optimal}, "
+                 f"method {self.method})", f"certified: {self.guarantee()}"]
+        return "\n".join(lines + disclosure_lines(self.disclosure()))
+
+    def __str__(self) -> str:
+        return self.summary()
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         return np.array(self.matrix, dtype=dtype)

@@ -1,0 +1,83 @@
+"""What a design discloses: outputs that single out an input, and the largest posterior per output.
+
+PML bounds how much more likely any output makes any input than it was a priori; it does not forbid an output
+that only one input reaches when that input is common (the bound ``e^ε`` times its prior can exceed 1). Such an
+output names its input: whoever sees it knows the record's value. :func:`output_disclosure` lists, per emitted
+output, how many inputs reach it, the input it singles out (if it is one), and the largest posterior
+``P(x | y)`` over the uncertainty set (:func:`pml_design.uncertainty.max_posterior`, docs/design.md §10), so a
+design summary, the command line and the mechanism file say it plainly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..uncertainty import max_posterior
+
+__all__ = ["disclosure_lines", "output_disclosure"]
+
+
+def _plain_label(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any] | None = None,
+                      output_labels: Sequence[Any] | None = None) -> list[dict]:
+    """Per emitted output: the inputs that reach it and the largest posterior ``P(x | y)`` over the set.
+
+    Implements: the disclosure listing of issue 22 (docs/design.md §10), from
+    :func:`pml_design.uncertainty.max_posterior`.
+
+    Parameters
+    ----------
+    matrix : array_like, shape (N, M)
+        Row-stochastic mechanism (rows = x, columns = y).
+    uncertainty : UncertaintySet or array_like
+        The set the guarantee is for (e.g. ``L1Ball(P̂, β)``).
+    labels, output_labels : sequence, optional
+        Names of the inputs / outputs (default: ``0 … N−1`` / ``0 … M−1``).
+
+    Returns
+    -------
+    list of dict
+        One dict per output with positive probability, in column order: ``output`` (its label), ``inputs``
+        (how many inputs reach it), ``singles_out`` (the input label when exactly one input reaches it, else
+        None), ``input`` (the input with the largest posterior) and ``max_posterior`` (that posterior,
+        maximised over the set; 1.0 for an output that singles out its input).
+    """
+    W = np.asarray(matrix, dtype=float)
+    n, m = W.shape
+    xs = list(labels) if labels is not None else list(range(n))
+    ys = list(output_labels) if output_labels is not None else list(range(m))
+    post = max_posterior(W, uncertainty)
+    reach = (W > 0).sum(axis=0)
+    out = []
+    for j in np.flatnonzero(reach > 0):
+        i = int(np.argmax(post[:, j]))
+        single = int(np.flatnonzero(W[:, j] > 0)[0]) if reach[j] == 1 else None
+        out.append({"output": _plain_label(ys[j]), "inputs": int(reach[j]),
+                    "singles_out": None if single is None else _plain_label(xs[single]),
+                    "input": _plain_label(xs[i]), "max_posterior": 1.0 if single is not None else float(post[i, j])})
+    return out
+
+
+def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
+    """Human-readable lines for :func:`output_disclosure`: singled-out outputs first, then the posteriors."""
+    lines = []
+    singles = [e for e in entries if e["singles_out"] is not None]
+    if singles:
+        lines.append(f"disclosure: {len(singles)} of {len(entries)} outputs single out one input (whoever sees "
+                     "the output knows the input; PML allows it for a common input):")
+        lines += [f"  output {e['output']!r} <- only {e['singles_out']!r}" for e in singles[:limit]]
+        if len(singles) > limit:
+            lines.append(f"  ... and {len(singles) - limit} more")
+    else:
+        lines.append(f"disclosure: no output singles out an input ({len(entries)} outputs)")
+    ranked = sorted(entries, key=lambda e: -e["max_posterior"])
+    lines.append("largest posterior P(x | y) over the uncertainty set, per output"
+                 + (f" (the {limit} largest of {len(entries)})" if len(entries) > limit else "") + ":")
+    lines += [f"  output {e['output']!r}: P({e['input']!r} | output) <= {e['max_posterior']:.4g}" for e in ranked[:limit]]
+    return lines
