@@ -55,7 +55,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "uncertainty": (
         "FiniteSet", "L1Ball", "Simplex", "UncertaintySet", "leakage_capacity", "leakage_sensitivity",
-        "max_divergence_shift", "worst_case_distribution",
+        "max_divergence_shift", "max_posterior", "worst_case_distribution",
     ),
     "bounds": (
         "capacity_bound", "corollary2_bound", "delta_min", "epsilon_prime", "lipschitz_constant",
@@ -76,7 +76,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism",
     ),
     "deploy": (
-        "MechanismFileError", "load_mechanism", "privatize_dataframe", "save_mechanism",
+        "MechanismFileError", "MechanismFileWarning", "load_mechanism", "privatize_dataframe", "save_mechanism",
+        "split_file",
     ),
     "additive": (
         "binary_decision", "empirical_mutual_information", "gaussian_delta1", "gaussian_mechanism",
@@ -142,6 +143,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         leakage_capacity,
         leakage_sensitivity,
         max_divergence_shift,
+        max_posterior,
         worst_case_distribution,
     )
     from .bounds import (
@@ -192,7 +194,14 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         linear_design_lp,
     )
     from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
-    from .deploy import MechanismFileError, load_mechanism, privatize_dataframe, save_mechanism
+    from .deploy import (
+        MechanismFileError,
+        MechanismFileWarning,
+        load_mechanism,
+        privatize_dataframe,
+        save_mechanism,
+        split_file,
+    )
     from .additive import (
         binary_decision,
         empirical_mutual_information,

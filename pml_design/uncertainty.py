@@ -46,6 +46,7 @@ __all__ = [
     "leakage_capacity",
     "leakage_sensitivity",
     "max_divergence_shift",
+    "max_posterior",
     "worst_case_distribution",
 ]
 

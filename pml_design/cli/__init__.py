@@ -7,6 +7,7 @@ exits with status 1. ``--json`` prints machine-readable output on ``stdout`` (pr
 Subcommands
 -----------
 ``demo``       the core paper's pipeline (Figure 1) end to end on the bundled Adult data, against LDP.
+``split``      a random disjoint split of a CSV/Parquet file: design records apart from the records to release.
 ``design``     an optimal PML mechanism from a CSV column or a counts file; a mechanism file (+ CSV matrix) out.
 ``privatize``  a copy of a CSV/Parquet file with one column privatized by a mechanism file (streamed).
 ``estimate``   the distribution of the original column, with confidence intervals, from privatized data.
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import calibrate, demo, deploy, design, reproduce
+from . import calibrate, demo, deploy, design, reproduce, split
 from ._common import PROG, UTILITIES, CliError, Parser, name_argument
 from .reproduce import call_run, find_benchmarks_dir, list_scripts, load_script, resolve_script
 
@@ -32,7 +33,7 @@ __all__ = ["UTILITIES", "CliError", "build_parser", "call_run", "find_benchmarks
            "main", "resolve_script"]
 
 #: The subcommand modules, in the order of ``pml-design --help``; each has ``add_parser(subparsers)``.
-COMMANDS = (demo, design, deploy, calibrate, reproduce)
+COMMANDS = (demo, split, design, deploy, calibrate, reproduce)
 
 
 def build_parser() -> Parser:

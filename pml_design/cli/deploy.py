@@ -23,6 +23,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
                    "result does not depend on the batch size")
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV)")
+    p.add_argument("--allow-design-data", action="store_true", help="privatize even the records the mechanism was "
+                   "designed on (refused by default: the mechanism file publishes their counts); the output says so")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
     p.set_defaults(func=run_privatize)
 
@@ -78,20 +80,40 @@ def run_privatize(args: argparse.Namespace) -> int:
     from ..deploy.streaming import privatize_table  # noqa: PLC0415
 
     mech, source = _data_source(args)
+    design_data = _design_data_guard(args, mech, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
                            progress=_show_progress(args))
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
-               "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf}
+               "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
+               "design_data_privatized": design_data}
     if args.json:
         print_json(summary)
         return 0
     print(f"privatized column {args.column!r} of {rows} rows with {args.mechanism} in {elapsed:.2f} s "
           f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}")
     print(f"guarantee: {summary['statement']}")
+    if design_data:
+        print("note: these are the records the mechanism was designed on (--allow-design-data): the mechanism file "
+              "publishes their counts; the guarantee does not cover them")
     return 0
+
+
+def _design_data_guard(args: argparse.Namespace, mech: Any, source: Any) -> bool:
+    """Refuse (one line) to privatize the design records unless --allow-design-data; True if they are."""
+    from ..deploy.guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
+
+    option = "--csv" if args.csv is not None else "--parquet"
+    if not matches_design_data(design_data_of(mech), path=source.path, source=source, column=args.column):
+        return False
+    if not args.allow_design_data:
+        raise CliError(f"argument {option}: {source.path} holds the records {args.mechanism} was designed on: "
+                       f"{DESIGN_DATA_MESSAGE} or pass --allow-design-data")
+    sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on (--allow-design-data): "
+                     "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them\n")
+    return True
 
 
 def run_estimate(args: argparse.Namespace) -> int:

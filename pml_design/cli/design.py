@@ -63,6 +63,8 @@ def _solver_options(args: argparse.Namespace) -> dict | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pml-design design``; returns the exit status."""
+    from dataclasses import replace  # noqa: PLC0415
+
     import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run
 
     import pml_design as pml  # noqa: PLC0415
@@ -72,11 +74,13 @@ def run(args: argparse.Namespace) -> int:
         if args.column is None:
             raise CliError(f"argument --column: required with {option}")
         path = args.csv if args.csv is not None else args.parquet
-        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None)
+        labels, counts, n_columns = csv_column_counts(path, args.column, args.delimiter, option,
+                                                      args.parquet is not None, with_width=True)
         source = {option[2:]: path, "column": args.column}
     else:
         counts, labels = read_counts(args.counts)
         source = {"counts": args.counts}
+        n_columns = 0
     n = len(labels)
     if n < 2:
         raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
@@ -90,10 +94,12 @@ def run(args: argparse.Namespace) -> int:
                                      solver_options=_solver_options(args))
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, n_columns)})
     else:
         p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
                         solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, n_columns)})
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
                      f"the estimate from m={m} samples")
@@ -117,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         "matrix": res.matrix,
         "matrix_rows": "inputs (categories)",
         "matrix_columns": "outputs",
+        "disclosure": res.disclosure(),
+        "design_data": res.info["design_data"],
     }
     if args.compare:
         cmp = pml.compare_with_ldp(res)
@@ -125,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     written = []
     if args.output is not None:
         written = _write_design_files(args.output, res, labels, delta, m,
-                                      {k: out[k] for k in ("source", "counts", "ldp_comparison") if k in out})
+                                      {k: out[k] for k in ("ldp_comparison",) if k in out})
         out["files"] = written
     if args.json:
         print_json(out)
@@ -151,9 +159,25 @@ def run(args: argparse.Namespace) -> int:
             print(res.matrix)
     else:
         print(f"mechanism P(y|x): {res.matrix.shape[1]} outputs (in the files written with -o, or with --json)")
+    from ..design.disclosure import disclosure_lines  # noqa: PLC0415
+
+    for line in disclosure_lines(out["disclosure"]):
+        print(line)
     for f in written:
         print(f"wrote {f}")
+    if written and out["design_data"].get("kind") is None:
+        print(f"note: no fingerprint of the design data was kept ({out['design_data']['why']}); privatize cannot "
+              "recognise them: release only records apart from them")
     return 0
+
+
+def _fingerprint(args: argparse.Namespace, counts: Any, n_columns: int) -> dict:
+    """``design_data`` of the mechanism file: the SHA-256 of the input file (:mod:`pml_design.deploy.guard`)."""
+    from ..deploy.guard import file_fingerprint  # noqa: PLC0415
+
+    if args.counts is not None:
+        return {"kind": None, "why": "designed from counts: no records to fingerprint"}
+    return file_fingerprint(args.csv if args.csv is not None else args.parquet, counts, n_columns)
 
 
 def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: float | None, m: int,

@@ -93,7 +93,7 @@ def _check_column(columns: Any, column: object, output_column: object) -> Any:
 
 
 def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = None, *,
-                        output_column: Any = None) -> Any:
+                        output_column: Any = None, allow_design_data: bool = False) -> Any:
     """Replace one column of a pandas or Dask DataFrame by its privatized values.
 
     Implements: the local model of the core paper (Section II), per record ``Y ∼ P_{Y|X=x}``, vectorised per
@@ -115,6 +115,12 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
     output_column : hashable, optional
         Write the privatized values to this column instead and keep ``column`` (e.g. for testing; do not
         release the original column).
+    allow_design_data : bool, default False
+        A pandas column whose values (in order) are the records the mechanism was designed on (its
+        ``design_data`` fingerprint, :func:`pml_design.design_from_samples`) is refused: the mechanism file
+        publishes their counts (P̂ · m), which the guarantee does not cover. True privatizes it anyway, with a
+        warning, and marks the result (``result.attrs["pml_design.design_data_privatized"] = True``). Dask
+        frames and designs fingerprinted by file bytes (``pml-design design``) are not checked here.
 
     Returns
     -------
@@ -126,7 +132,8 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
     Raises
     ------
     ValueError
-        Unknown column, or values the mechanism does not know (naming a few of them).
+        Unknown column, values the mechanism does not know (naming a few of them), or the design records
+        (see ``allow_design_data``).
     TypeError
         ``df`` is not a DataFrame, or a bad ``mechanism`` / ``rng``.
     """
@@ -139,9 +146,30 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas or Dask DataFrame, got {type(df).__name__}")
     target = _check_column(df.columns, column, output_column)
+    design_data = _design_data_guard(df[column], column, mechanism, mech, allow_design_data)
     out = df.copy()
     out[target] = _privatize_series(df[column], mech, as_generator(rng))
+    if design_data:
+        out.attrs["pml_design.design_data_privatized"] = True
     return out
+
+
+def _design_data_guard(series: Any, column: Any, given: object, mech: Any, allow: bool) -> bool:
+    """Refuse the design records (ValueError) unless ``allow``; True (with a warning) if they are privatized."""
+    import warnings  # noqa: PLC0415
+
+    from .guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
+
+    fingerprint = design_data_of(mech) or design_data_of(given)
+    if not matches_design_data(fingerprint, values=series):
+        return False
+    if not allow:
+        raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {DESIGN_DATA_MESSAGE} "
+                         "or pass allow_design_data=True")
+    warnings.warn(f"privatizing column {column!r}, the records the mechanism was designed on (allow_design_data=True): "
+                  "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them",
+                  UserWarning, stacklevel=3)
+    return True
 
 
 def _privatize_dask(ddf: Any, column: Any, mech: Any, root: np.random.SeedSequence, output_column: Any) -> Any:

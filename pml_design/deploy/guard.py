@@ -1,0 +1,103 @@
+"""Design data apart from released data: fingerprints of the design records and the guard that uses them.
+
+A mechanism file publishes P̂ and m, hence the exact counts of the records it was designed on (``P̂ · m``); the
+(ε, δ)-PML guarantee covers the records that are privatized, so those must be other records (core paper,
+Section IV-D: "a portion of a large dataset can be used for estimation"). The file keeps a fingerprint of the
+design input (``design_data``):
+
+* ``"file sha256"`` — SHA-256 of the bytes of the file given to ``pml-design design --csv/--parquet`` (the whole
+  file, every column);
+* ``"column sha256"`` — SHA-256 of the design column's values in order
+  (:func:`pml_design.pipeline.values_sha256`), written by :func:`pml_design.design_from_samples`.
+
+Either is kept only when guessing it is hopeless (:func:`pml_design.pipeline.design_fingerprint`: the records'
+order must carry ≥ 128 bits given their counts, which the file reveals anyway); a hash of counts never is.
+``pml-design privatize`` and :func:`pml_design.privatize_dataframe` compute the same fingerprint of their input
+and refuse it when it matches, unless told otherwise (``--allow-design-data`` / ``allow_design_data=True``). The
+guard catches the same data, not a re-encoded copy (a CSV converted to Parquet has other bytes: with a
+``"file sha256"`` fingerprint it is not recognised).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+from typing import Any
+
+__all__ = ["DESIGN_DATA_MESSAGE", "design_data_of", "file_fingerprint", "file_sha256", "matches_design_data",
+           "table_column_sha256"]
+
+#: Why privatizing the design records is refused (the end of every such message).
+DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
+                       "counts (p_hat * m), which the guarantee does not cover; privatize other records "
+                       "(pml-design split)")
+
+
+def file_sha256(path: object, *, chunk: int = 1 << 20) -> str:
+    """SHA-256 (hex) of a file's bytes, read in chunks (memory stays flat)."""
+    h = hashlib.sha256()
+    with pathlib.Path(os.fspath(path)).open("rb") as fh:  # type: ignore[arg-type]
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_fingerprint(path: object, counts: object, n_columns: int) -> dict:
+    """``design_data`` of a design read from a file: the SHA-256 of its bytes.
+
+    A file with a single column holds nothing but the design values, so the same entropy rule as for a column
+    applies (:func:`pml_design.pipeline.design_fingerprint`); with more columns the hash covers them too.
+    """
+    from ..pipeline import FINGERPRINT_MIN_BITS, order_entropy_bits  # noqa: PLC0415
+
+    bits = order_entropy_bits(counts)
+    if n_columns <= 1 and bits < FINGERPRINT_MIN_BITS:
+        return {"kind": None, "why": f"too few design records to fingerprint safely (a one-column file whose order "
+                f"has {bits:.0f} < {FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
+    return {"kind": "file sha256", "sha256": file_sha256(path)}
+
+
+def table_column_sha256(source: Any, column: str) -> str:
+    """:func:`pml_design.pipeline.values_sha256` of a streamed CSV / Parquet column (values trimmed, in order)."""
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    h = hashlib.sha256()
+    name = source.resolve(column)
+    for batch in source.batches([name]):
+        values = pc.utf8_trim_whitespace(batch.column(0)).to_pylist()
+        if values:
+            h.update(("\x00".join(values) + "\x00").encode("utf-8"))
+    return h.hexdigest()
+
+
+def design_data_of(mechanism: object) -> dict:
+    """The ``design_data`` fingerprint of a Mechanism (from a file), a DesignResult or an EstimatedDesign ({} if none)."""
+    meta = getattr(mechanism, "metadata", None)
+    if isinstance(meta, dict) and isinstance(meta.get("design_data"), dict):
+        return meta["design_data"]
+    result = getattr(mechanism, "result", mechanism)
+    info = getattr(result, "info", None)
+    if isinstance(info, dict) and isinstance(info.get("design_data"), dict):
+        return info["design_data"]
+    return {}
+
+
+def matches_design_data(fingerprint: dict, *, path: object = None, source: Any = None, column: str | None = None,
+                        values: object = None) -> bool:
+    """Whether the data given (a file, a streamed column, or values) are the design data of ``fingerprint``.
+
+    Only the kinds that can be computed from what is given are compared: a file's bytes (``path``) for
+    ``"file sha256"``; a column (``source`` + ``column``, or ``values``) for ``"column sha256"``.
+    """
+    from ..pipeline import values_sha256  # noqa: PLC0415
+
+    kind, digest = fingerprint.get("kind"), fingerprint.get("sha256")
+    if kind == "file sha256" and path is not None:
+        return file_sha256(path) == digest
+    if kind == "column sha256":
+        if values is not None:
+            return values_sha256(values) == digest
+        if source is not None and column is not None:
+            return table_column_sha256(source, column) == digest
+    return False

@@ -1,0 +1,148 @@
+"""A random disjoint split of a CSV / Parquet table: design records apart from the records to release.
+
+``pml-design split --csv IN --fraction F --seed S -o DESIGN REST`` and :func:`split_file`: every data row goes to
+DESIGN with probability F, independently of the others and of its content (a Bernoulli split: DESIGN gets
+Binomial(n, F) rows, not exactly round(F·n); one pass, no row count needed first, so any file size streams),
+else to REST, in the input's order. Design on DESIGN, privatize REST: the mechanism file publishes the design
+records' counts (P̂ · m), never a statistic of a released record (core paper, Section IV-D; docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+from typing import Any
+
+from .._validation import as_generator
+from .streaming import TableError, TableSource, _csv_header_line, _is_parquet, _progress, _write_csv_batch
+
+__all__ = ["split_file"]
+
+
+def _check_fraction(fraction: object) -> float:
+    try:
+        f = float(fraction)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TableError(f"argument --fraction: must be a number in (0, 1), got {fraction!r}") from None
+    if not (math.isfinite(f) and 0.0 < f < 1.0):
+        raise TableError(f"argument --fraction: must lie in (0, 1) (the share of rows for the design), got {fraction!r}")
+    return f
+
+
+def _check_outputs(source: TableSource, outputs: list[pathlib.Path]) -> None:
+    inp = source.path.resolve()
+    for what, out in zip(("DESIGN", "REST"), outputs):
+        if not out.parent.is_dir():
+            raise TableError(f"argument --output: directory does not exist: {out.parent} (for {what})")
+        if out.resolve() == inp:
+            raise TableError(f"argument --output: {what} must differ from the input file {source.path}")
+    if outputs[0].resolve() == outputs[1].resolve():
+        raise TableError(f"argument --output: DESIGN and REST must be two different files, got {outputs[0]} twice")
+
+
+class _Sink:
+    """One output table written to a temporary sibling file (CSV or Parquet, by the suffix)."""
+
+    def __init__(self, target: pathlib.Path, header: list[str], delimiter: str) -> None:
+        from .file import temporary_sibling  # noqa: PLC0415
+
+        self.target, self.delimiter, self.rows = target, delimiter, 0
+        self.fd, self.tmp = temporary_sibling(target)
+        self.fh = os.fdopen(self.fd, "wb")
+        self.writer: Any = None
+        if not _is_parquet(target):
+            self.fh.write(_csv_header_line(header, delimiter))
+
+    def write(self, batch: Any) -> None:
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        if _is_parquet(self.target):
+            self.writer = self.writer or pq.ParquetWriter(self.fh, batch.schema)
+            self.writer.write_batch(batch)
+        elif batch.num_rows:
+            _write_csv_batch(batch, self.fh, self.delimiter)
+        self.rows += batch.num_rows
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.fh.close()
+
+
+def split_file(input: object, fraction: float, design_output: object, rest_output: object, rng: object = None, *,
+               delimiter: str | None = None, parquet: bool | None = None, progress: bool = False) -> tuple[int, int]:
+    """Split the rows of a CSV / Parquet file at random into two disjoint files: design records and the rest.
+
+    Implements: the estimation / release split of the core paper's Section IV-D (P̂ from "a portion of a large
+    dataset"), so that the design records are never privatized and released.
+
+    Parameters
+    ----------
+    input : str or os.PathLike
+        A CSV file with a header row, or a Parquet file (by the suffix ``.parquet`` / ``.pq``, or ``parquet``).
+    fraction : float
+        In (0, 1): each data row goes to ``design_output`` with this probability, independently (so the number
+        of design rows is Binomial(n, fraction), not exactly round(fraction·n)), else to ``rest_output``.
+    design_output, rest_output : str or os.PathLike
+        The two files (Parquet if the name ends in ``.parquet`` / ``.pq``, else CSV with the input's delimiter);
+        rows keep the input's order and every value is kept as text. Both are written to temporary files and
+        renamed only when the whole split succeeded; neither may be the input (compared as resolved paths).
+    rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
+        Randomness (one uniform draw per row, in order: the split does not depend on the batch size); None:
+        fresh OS entropy.
+    delimiter : str, optional
+        CSV delimiter (default: detected).
+    parquet : bool, optional
+        Force the input format.
+    progress : bool, default False
+        A progress bar on stderr.
+
+    Returns
+    -------
+    (int, int)
+        The number of rows in ``design_output`` and in ``rest_output``.
+
+    Raises
+    ------
+    TableError (a ValueError)
+        A fraction outside (0, 1), an unreadable input, an output that is the input, an input without data rows,
+        or a split that left one side empty; no file is written then.
+    """
+    f = _check_fraction(fraction)
+    gen = as_generator(rng)
+    source = input if isinstance(input, TableSource) else TableSource(input, "--csv" if not parquet else "--parquet",
+                                                                     delimiter=delimiter, parquet=parquet)
+    outputs = [pathlib.Path(os.fspath(p)) for p in (design_output, rest_output)]  # type: ignore[arg-type]
+    _check_outputs(source, outputs)
+    import pyarrow as pa  # noqa: PLC0415
+
+    sinks: list[_Sink] = []
+    try:
+        for out in outputs:
+            sinks.append(_Sink(out, source.header, source.delimiter or ","))
+        with _progress(source, progress, "split") as bar:
+            for batch in source.batches():
+                to_design = gen.random(batch.num_rows) < f
+                sinks[0].write(batch.filter(pa.array(to_design)))
+                sinks[1].write(batch.filter(pa.array(~to_design)))
+                bar.update(source.bytes_read - bar.n)
+        for s in sinks:
+            s.close()
+        total = sinks[0].rows + sinks[1].rows
+        if total == 0:
+            raise TableError(f"argument {source.option}: {source.path} has no data rows")
+        for what, s in zip(("DESIGN", "REST"), sinks):
+            if s.rows == 0:
+                raise TableError(f"argument --fraction: the split of {total} rows with fraction {f:g} left {what} "
+                                 f"empty; use {'a larger' if what == 'DESIGN' else 'a smaller'} fraction or more rows")
+        for s in sinks:
+            os.replace(s.tmp, s.target)
+    except BaseException:
+        for s in sinks:
+            if not s.fh.closed:
+                s.fh.close()
+            s.tmp.unlink(missing_ok=True)
+        raise
+    return sinks[0].rows, sinks[1].rows
+
