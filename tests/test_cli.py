@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import pathlib
 import subprocess
@@ -43,7 +44,7 @@ def csv_file(tmp_path):
 
 
 # --- help -------------------------------------------------------------------------------------------------
-SUBCOMMANDS = [["demo"], ["design"], ["privatize"], ["estimate"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
+SUBCOMMANDS = [["demo"], ["split"], ["design"], ["privatize"], ["estimate"], ["calibrate"], ["calibrate", "laplace"], ["calibrate", "gaussian"],
                ["calibrate", "histogram"], ["reproduce"], ["bench"]]
 
 
@@ -261,9 +262,13 @@ def test_bench_harness_writes_summary(capsys, tmp_path, monkeypatch):
 # --- deployment: design -o, privatize, estimate ----------------------------------------------------------------
 @pytest.fixture()
 def deployed(capsys, csv_file, tmp_path):
+    """A mechanism designed on other records (design.csv) than the ones privatized (data.csv), as the rule says."""
     path, labels = csv_file
-    code, _, err = run(capsys, "design", "--csv", str(path), "--column", "colour", "--epsilon", "2", "--delta", "1e-3",
-                       "-o", str(tmp_path / "mech"))
+    design = tmp_path / "design.csv"
+    design_labels = np.array(["red", "green", "blue"])[np.random.default_rng(1).choice(3, size=1500, p=[0.6, 0.3, 0.1])]
+    design.write_text("id,colour\n" + "".join(f"d{i},{c}\n" for i, c in enumerate(design_labels)))
+    code, _, err = run(capsys, "design", "--csv", str(design), "--column", "colour", "--epsilon", "2", "--delta",
+                       "1e-3", "-o", str(tmp_path / "mech"))
     assert code == 0, err
     return path, labels, tmp_path / "mech.json"
 
@@ -273,8 +278,10 @@ def test_design_output_is_a_loadable_mechanism_file(deployed):
     mech = pd.load_mechanism(mech_path)
     assert mech.labels == ("blue", "green", "red")
     doc = json.loads(mech_path.read_text())
-    assert doc["source"] == {"csv": str(path), "column": "colour"} and doc["m"] == labels.size
-    assert doc["counts"] == [int((labels == c).sum()) for c in ("blue", "green", "red")]
+    assert doc["m"] == 1500 and doc["prior_source"] == "public sample" and doc["prior_params"] == {"m": 1500}
+    assert "counts" not in doc and "source" not in doc and str(path.parent) not in mech_path.read_text()
+    assert doc["design_data"] == {"kind": "file sha256",
+                                  "sha256": hashlib.sha256((path.parent / "design.csv").read_bytes()).hexdigest()}
     assert pd.leakage_capacity(mech.matrix, pd.L1Ball(doc["p_hat"], doc["radius"])) <= 2.0 + 1e-12
 
 
@@ -358,7 +365,7 @@ def test_estimate_warns_for_a_merging_design(capsys, tmp_path):
     mech = pd.load_mechanism(tmp_path / "m.json")
     assert not mech.identifiable
     assert run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(data), "--column", "x",
-               "-o", str(tmp_path / "p.csv"))[0] == 0
+               "-o", str(tmp_path / "p.csv"), "--allow-design-data")[0] == 0
     code, out, err = run(capsys, "estimate", str(tmp_path / "m.json"), "--csv", str(tmp_path / "p.csv"),
                          "--column", "x")
     assert code == 0 and "warning: mechanism" in err and "cannot identify" in err

@@ -134,7 +134,8 @@ def test_save_refuses_non_json_labels_and_leaves_no_file(tmp_path):
 
 # --- pandas and Dask ------------------------------------------------------------------------------------------
 def test_privatize_dataframe_pandas_equals_mechanism_privatize(labelled):
-    x, est = labelled
+    _, est = labelled
+    x = COLOURS[np.random.default_rng(5).choice(3, size=2000, p=P)]  # records apart from the design records
     df = pandas.DataFrame({"id": np.arange(x.size), "colour": x})
     out = pd.privatize_dataframe(df, "colour", est, rng=4)
     assert list(out.columns) == ["id", "colour"] and (df["colour"] == x).all()  # input untouched
