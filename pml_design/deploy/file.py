@@ -441,8 +441,9 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         if not v1:
             scaled = np.asarray(doc["p_hat"], dtype=float) * doc["m"]
             if np.abs(scaled - np.round(scaled)).max() > 1e-6 or int(np.round(scaled).sum()) != doc["m"]:
-                raise _mismatch(f"m (P̂ from a public sample of m={doc['m']} records has p_hat * m integral)",
-                                doc["m"], "an m with p_hat * m integral")
+                raise ValueError(f"inconsistent claims: m={doc['m']} does not fit p_hat (from a public sample, p_hat * m "
+                                 "are the design records' counts, integers summing to m); refusing to use it; design "
+                                 "the mechanism again")
     claims = {"delta": doc.get("delta"), "m": doc.get("m"), "radius": radius, "prior_source": source,
               "prior_params": params}
     if ball and claims["delta"] is not None:
