@@ -142,6 +142,7 @@ def _demo_steps(args: argparse.Namespace, steps: Any, codes: np.ndarray, cats: l
         "utility_name": res.utility_name,
         "estimator": args.estimator,
         "identifiable": bool(mech.identifiable),
+        "disclosure": res.with_labels(cats).disclosure(),
         "rows": rows,
         "plot": plot_path,
         "seconds": elapsed,
@@ -151,7 +152,7 @@ def _demo_steps(args: argparse.Namespace, steps: Any, codes: np.ndarray, cats: l
         return 0
     print(f"pml-design demo: attribute {args.attribute!r} of the UCI Adult data ({n} categories, "
           f"{codes.size} records)")
-    print(f"1. estimate P_hat from a random sample of m={m} records:")
+    print(f"1. split the records at random (seed {args.seed}); estimate P_hat from m={m} of them:")
     print("   " + ", ".join(f"{c}={p:.3f}" for c, p in zip(cats, est.p_hat)))
     print(f"2. delta={args.delta:g} -> l1 radius beta*(delta)={est.radius:.4f} (core paper, eq. (7), Theorem 2)")
     goal = "estimation-error-minimising" if estimation else f"{res.utility_name}-optimal"
@@ -159,7 +160,11 @@ def _demo_steps(args: argparse.Namespace, steps: Any, codes: np.ndarray, cats: l
           f"({res.matrix.shape[0]}x{res.matrix.shape[1]}, method {res.method}, optimal={res.optimal})")
     print(f"   certified: capacity over the ball = {res.certified_epsilon:.6g} <= {args.epsilon:g}")
     print(f"   guarantee: {est.statement()}")
-    print(f"4. privatize the other {records.size} records; 5. estimate their distribution back "
+    from ..design.disclosure import disclosure_lines  # noqa: PLC0415
+
+    print("\n".join("   " + line for line in disclosure_lines(summary["disclosure"], limit=3)))
+    print(f"4. privatize the other {records.size} records (never the {m} design records: P_hat and m, published "
+          "with the mechanism, give their counts); 5. estimate their distribution back "
           f"(PML: {args.estimator}; LDP oracles: their unbiased estimators, projected onto the simplex):")
     print()
     header = ["mechanism", "outputs", "guarantee", "MSE/report", "x PML", "L2 error", "TV error", "max |error|"]

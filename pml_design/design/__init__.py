@@ -18,6 +18,7 @@ Where things are
   (anytime, bounded; outside Proposition 2: nested-pair pricing and the best-column bound);
 * :mod:`.estimation_design` — the frequency-estimation (A/D-optimal) design;
 * :mod:`.tradeoff` — utility–privacy curves; :mod:`.certify`, :mod:`.result` — certification and results;
+  :mod:`.disclosure` — what a design discloses (outputs that single out an input, largest posteriors);
   :mod:`.utilities` — utility functions.
 """
 
