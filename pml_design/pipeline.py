@@ -144,6 +144,10 @@ class EstimatedDesign:
     prior_source: str = "public sample"
     prior_params: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.prior_source == "public sample" and "m" not in self.prior_params:  # eq. (7) needs m
+            object.__setattr__(self, "prior_params", {**self.prior_params, "m": int(self.m)})
+
     @property
     def epsilon(self) -> float:
         return float(self.result.certified_epsilon)  # type: ignore[attr-defined]

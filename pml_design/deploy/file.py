@@ -181,6 +181,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     if source == "public sample" and m is not None:
         params["m"] = m
     claims = {"delta": d, "m": m, "radius": radius, "prior_source": source, "prior_params": params}
+    if ball and d is not None and source == "public sample" and m is None:
+        raise ValueError("delta needs m (the number of samples behind P̂) to state an (epsilon, delta) guarantee; "
+                         "pass m, or save without delta")
     if ball and d is not None:
         expected = _derived_radius(claims, W.shape[0])
         if not math.isclose(expected, radius, rel_tol=_CLAIM_RTOL):  # type: ignore[arg-type]
@@ -435,6 +438,8 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         raise ValueError(f"prior_params must be an object, got {fmt(params)}")
     if ball and source is None:
         raise ValueError("prior_source is missing: a design over a ball must say where its centre P̂ came from")
+    if source == "public sample" and doc.get("delta") is not None and doc.get("m") is None:
+        raise ValueError("inconsistent claims: delta is given without m, so the radius cannot be re-derived")
     if source == "public sample" and doc.get("m") is not None:
         if params.get("m") != doc["m"]:
             raise _mismatch("prior_params.m", params.get("m"), doc["m"])

@@ -111,8 +111,12 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
     """
     f = _check_fraction(fraction)
     gen = as_generator(rng)
-    source = input if isinstance(input, TableSource) else TableSource(input, "--csv" if not parquet else "--parquet",
-                                                                     delimiter=delimiter, parquet=parquet)
+    if isinstance(input, TableSource):
+        source = input
+    else:
+        path = pathlib.Path(os.fspath(input))  # type: ignore[arg-type]
+        as_parquet = _is_parquet(path) if parquet is None else parquet
+        source = TableSource(path, "--parquet" if as_parquet else "--csv", delimiter=delimiter, parquet=parquet)
     outputs = [pathlib.Path(os.fspath(p)) for p in (design_output, rest_output)]  # type: ignore[arg-type]
     _check_outputs(source, outputs)
     import pyarrow as pa  # noqa: PLC0415
