@@ -424,7 +424,7 @@ def max_posterior(mechanism: object, uncertainty: object) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (N, M)
-        Entries in [0, 1].
+        Entries in [0, 1] (0 where no distribution of the set makes x produce y).
     """
     uset = as_uncertainty_set(uncertainty)
     W = check_mechanism(mechanism, "mechanism", n_inputs=uset.size)
@@ -471,5 +471,5 @@ def _ball_max_posterior(W: np.ndarray, p: np.ndarray, radius: float) -> np.ndarr
     denom[T >= 1.0 - p] = 0.0  # every other row can be emptied
     num = W * (p + T)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        post = np.where(W > 0, num / (num + denom), 0.0)
+        post = np.where((W > 0) & (num + denom > 0), num / (num + denom), 0.0)  # 0: y never occurs in the ball
     return np.clip(post, 0.0, 1.0)

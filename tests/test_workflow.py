@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import pml_design as pml
@@ -89,6 +91,19 @@ def test_max_posterior_matches_an_lp_and_the_ball_vertices(beta):
                 lp = _posterior_lp(W, p, beta, x, y) if W[x, y] > 0 else 0.0
                 if lp is not None:
                     assert got[x, y] == pytest.approx(lp, abs=1e-9)
+
+
+@given(st.integers(2, 5), st.integers(2, 4), st.integers(0, 10**6), st.floats(0.0, 2.0))
+def test_max_posterior_invariants(n, m, seed, beta):
+    W, p = _random_case(np.random.default_rng(seed), n, m)
+    post = pml.max_posterior(W, pml.L1Ball(p, beta))
+    assert np.all((post >= 0) & (post <= 1)) and np.all(post[W == 0] == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_p_hat = np.nan_to_num(p[:, None] * W / (p @ W))  # P̂ is in the ball
+    assert np.all(post >= at_p_hat - 1e-12)
+    assert np.all(pml.max_posterior(W, pml.L1Ball(p, min(2.0, beta + 0.1))) >= post - 1e-12)  # monotone in beta
+    single = (W > 0).sum(axis=0) == 1
+    assert np.all(post[:, single].max(axis=0) == 1.0)
 
 
 def test_max_posterior_on_the_other_sets_and_a_closed_form():
@@ -341,7 +356,7 @@ def test_other_prior_sources_are_re_derived_too(estimated, tmp_path):
         pml.load_mechanism(path)
 
 
-def test_a_version_1_file_loads_with_a_note(estimated, tmp_path):
+def test_a_version_1_file_loads_with_a_note(capsys, estimated, tmp_path):
     path = estimated.save(tmp_path / "m.json")
     doc = json.loads(path.read_text())
     for key in ("categories_sorted", "prior_source", "prior_params", "disclosure", "design_data"):
@@ -352,6 +367,10 @@ def test_a_version_1_file_loads_with_a_note(estimated, tmp_path):
     with pytest.warns(MechanismFileWarning, match="format_version 1.*counts, source"):
         mech = pml.load_mechanism(path)
     np.testing.assert_array_equal(mech.matrix, estimated.result.matrix)
+    data = tmp_path / "d.csv"
+    data.write_text("x\nred\nblue\n")
+    code, _, err = run(capsys, "privatize", path, "--csv", data, "--column", "x", "-o", tmp_path / "p.csv")
+    assert code == 0 and err.startswith("pml-design: warning: ") and len(err.splitlines()) == 1
     _tamper(path, lambda d: d.__setitem__("delta", 1e-12))  # old files get the radius check too
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MechanismFileWarning)

@@ -59,9 +59,13 @@ def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
     from ..deploy.file import load_mechanism  # noqa: PLC0415
 
     try:
-        mech = load_mechanism(args.mechanism)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mech = load_mechanism(args.mechanism)
     except (ValueError, FileNotFoundError) as exc:
         raise CliError(f"argument MECHANISM: {exc}") from None
+    for w in caught:  # e.g. a mechanism file of an older format: one line each
+        sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
     option = "--csv" if args.csv is not None else "--parquet"
     path = args.csv if args.csv is not None else args.parquet
     source = table_source(path, option, args.delimiter, args.parquet is not None)
