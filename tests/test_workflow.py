@@ -272,6 +272,11 @@ def test_python_design_guards_the_dataframe_and_the_csv(capsys, table, tmp_path)
     assert "pml_design.design_data_privatized" not in rest.attrs
     code, _, err = run(capsys, "privatize", file, "--csv", path, "--column", "x", "-o", tmp_path / "p.csv")
     assert code == 2 and "was designed on" in one_error_line(err)
+    # a private P̂ (differentially private, or from LDP reports) publishes no exact counts: no guard applies
+    from dataclasses import replace
+
+    assert "pml_design.design_data_privatized" not in pml.privatize_dataframe(
+        df, "x", replace(est, prior_source="dp"), rng=0).attrs
 
 
 # --- mechanism files: no raw data, consistent claims, old files ----------------------------------------------------

@@ -213,7 +213,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         "utility": getattr(result, "utility", None),
         "statement": _statement(cert, float(result.epsilon), uset, claims),  # type: ignore[attr-defined]
         "disclosure": output_disclosure(W, uset, labels, out_labels),
-        "design_data": dict(info.get("design_data") or {"kind": None, "why": "not recorded"}),
+        "design_data": _design_data(info, source),
     }
     for key in ("upper_bound", "optimal", "method", "solver"):
         if hasattr(result, key):
@@ -235,6 +235,14 @@ _CLAIM_RTOL: float = 1e-9
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 #: The kinds of ``design_data`` fingerprints (:mod:`pml_design.deploy.guard`).
 FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
+
+
+def _design_data(info: dict, source: str | None) -> dict:
+    """The fingerprint kept in the file: only for a P̂ from a public sample (a private P̂ keeps none: a hash of the
+    design records is not covered by a DP guarantee, and those records may be the released ones)."""
+    if source not in (None, "public sample"):
+        return {"kind": None, "why": f"P̂ from {source}: the design records may be released; no fingerprint is kept"}
+    return dict(info.get("design_data") or {"kind": None, "why": "not recorded"})
 
 
 def _is_sorted(labels: tuple) -> bool:

@@ -72,12 +72,21 @@ def table_column_sha256(source: Any, column: str) -> str:
 
 
 def design_data_of(mechanism: object) -> dict:
-    """The ``design_data`` fingerprint of a Mechanism (from a file), a DesignResult or an EstimatedDesign ({} if none)."""
+    """The ``design_data`` fingerprint of a Mechanism (from a file), a DesignResult or an EstimatedDesign ({} if none).
+
+    Only a P̂ from a public sample (``prior_source="public sample"``) publishes exact counts of its records; with
+    a differentially private P̂ (``"dp"``) or one from LDP reports the design records may be privatized, and no
+    fingerprint applies.
+    """
     meta = getattr(mechanism, "metadata", None)
-    if isinstance(meta, dict) and isinstance(meta.get("design_data"), dict):
-        return meta["design_data"]
     result = getattr(mechanism, "result", mechanism)
     info = getattr(result, "info", None)
+    source = ((meta or {}).get("prior_source") if isinstance(meta, dict) else None) or getattr(
+        mechanism, "prior_source", None) or (info.get("prior_source") if isinstance(info, dict) else None)
+    if source not in (None, "public sample"):
+        return {}
+    if isinstance(meta, dict) and isinstance(meta.get("design_data"), dict):
+        return meta["design_data"]
     if isinstance(info, dict) and isinstance(info.get("design_data"), dict):
         return info["design_data"]
     return {}
