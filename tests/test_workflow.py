@@ -296,6 +296,8 @@ def test_file_carries_no_raw_data_and_says_where_p_hat_came_from(estimated, tmp_
         estimated.save(tmp_path / "n.json", extra={"counts": [1, 2, 3]})
     with pytest.raises(ValueError, match="imply the radius"):
         estimated.result.save(tmp_path / "n.json", delta=1e-6)
+    with pytest.raises(ValueError, match="does not fit"):
+        pml.design(pml.L1Ball([0.5, 0.5], 0.1), 1.0).save(tmp_path / "n.json", m=7)
     with pytest.raises(ValueError, match="delta needs m"):
         pml.design(pml.L1Ball([0.5, 0.5], 0.1), 1.0).save(tmp_path / "n.json", delta=0.1)
     assert estimated.prior_params == {"m": 3000}

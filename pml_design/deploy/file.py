@@ -184,6 +184,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     if ball and d is not None and source == "public sample" and m is None:
         raise ValueError("delta needs m (the number of samples behind P̂) to state an (epsilon, delta) guarantee; "
                          "pass m, or save without delta")
+    if ball and source == "public sample" and m is not None and not _counts_fit(uset.center, m):
+        raise ValueError(f"m={m} does not fit the ball's centre P̂: from a public sample of m records, P̂ * m are "
+                         "their counts (integers summing to m); pass the m behind P̂ (or none)")
     if ball and d is not None:
         expected = _derived_radius(claims, W.shape[0])
         if not math.isclose(expected, radius, rel_tol=_CLAIM_RTOL):  # type: ignore[arg-type]
@@ -243,6 +246,12 @@ def _design_data(info: dict, source: str | None) -> dict:
     if source not in (None, "public sample"):
         return {"kind": None, "why": f"P̂ from {source}: the design records may be released; no fingerprint is kept"}
     return dict(info.get("design_data") or {"kind": None, "why": "not recorded"})
+
+
+def _counts_fit(p_hat: object, m: int) -> bool:
+    """Whether ``p_hat * m`` are integers summing to m (an empirical distribution of m records), up to rounding."""
+    scaled = np.asarray(p_hat, dtype=float) * m
+    return bool(np.abs(scaled - np.round(scaled)).max() <= 1e-6 + 1e-13 * m and int(np.round(scaled).sum()) == m)
 
 
 def _is_sorted(labels: tuple) -> bool:
@@ -452,8 +461,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         if params.get("m") != doc["m"]:
             raise _mismatch("prior_params.m", params.get("m"), doc["m"])
         if not v1:
-            scaled = np.asarray(doc["p_hat"], dtype=float) * doc["m"]
-            if np.abs(scaled - np.round(scaled)).max() > 1e-6 or int(np.round(scaled).sum()) != doc["m"]:
+            if not _counts_fit(doc["p_hat"], doc["m"]):
                 raise ValueError(f"inconsistent claims: m={doc['m']} does not fit p_hat (from a public sample, p_hat * m "
                                  "are the design records' counts, integers summing to m); refusing to use it; design "
                                  "the mechanism again")
