@@ -246,18 +246,7 @@ def design_from_samples(
         If the radius ``β*(δ)`` is ≥ 2 (the samples rule out nothing; the message says how many are needed),
         and for bad arguments (naming them).
     """
-    from dataclasses import replace  # noqa: PLC0415
-
-    from .design import design  # noqa: PLC0415
-
-    for arg, value in (("epsilon", epsilon), ("delta", delta)):
-        if value is None:
-            raise TypeError(f"design_from_samples() missing required argument: {arg!r}")
-    eps = check_design_epsilon(epsilon)
-    d = check_delta(delta)
-    if d >= 1.0:
-        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
-                         "probability >= 0); use e.g. delta=1e-6")
+    eps, d = _check_target(epsilon, delta, "design_from_samples")
     codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)
@@ -297,12 +286,23 @@ def design_from_samples(
             f"out no distribution (the design would be LDP); need m >= {need_any} for any information and about "
             f"m >= {need_interior} for radius < 2 min(p_hat)"
         )
+    return _design_over_ball(p_hat, m, d, beta, eps, labels, source, params, utility=utility, method=method,
+                             solver=solver, solver_options=solver_options)
+
+
+def _design_over_ball(p_hat: np.ndarray, m: int, d: float, beta: float, eps: float, labels: tuple | None,
+                      source: str, params: dict, **design_kw: object) -> EstimatedDesign:
+    """The certified design over ``B_β(P̂)`` wrapped as an :class:`EstimatedDesign` (shared by the prior sources)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from .design import design  # noqa: PLC0415
+
     prior = None
-    if _is_frequency_estimation(utility) and np.any(p_hat <= 0):
+    n = p_hat.shape[0]
+    if _is_frequency_estimation(design_kw.get("utility")) and np.any(p_hat <= 0):
         # the estimation error is evaluated at a positive distribution: add-1/2 (Krichevsky-Trofimov) smoothing
         prior = (p_hat * m + 0.5) / (m + n / 2.0)
-    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior,
-                 solver_options=solver_options)
+    res = design(L1Ball(p_hat, beta), eps, prior=prior, **design_kw)  # type: ignore[arg-type]
     extra = {"utility_prior": "add-1/2 smoothed p_hat"} if prior is not None else {}
     res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, "prior_source": source,
                                             "prior_params": params, **extra})
@@ -352,6 +352,19 @@ def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_ep
                          "noisy count <= 0 (the estimate lacks full support); pass allow_zero=True to keep the zeros "
                          "(--allow-zero), or use more design records or a larger dp_epsilon")
     return p_hat, m_low, beta, params
+
+
+def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, float]:
+    """The validated target (ε, δ) of a design from an estimate (δ < 1: δ = 1 makes the statement vacuous)."""
+    for arg, value in (("epsilon", epsilon), ("delta", delta)):
+        if value is None:
+            raise TypeError(f"{caller}() missing required argument: {arg!r}")
+    eps = check_design_epsilon(epsilon)
+    d = check_delta(delta)
+    if d >= 1.0:
+        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
+                         "probability >= 0); use e.g. delta=1e-6")
+    return eps, d
 
 
 def _is_frequency_estimation(utility: object) -> bool:

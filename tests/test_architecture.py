@@ -31,7 +31,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({"leakage", "estimation", "uncertainty", "bounds", "priors"}),
     "mechanisms": frozenset({"mechanisms"}),
     "design": frozenset({"design"}),
-    "pipeline": frozenset({"pipeline"}),
+    "pipeline": frozenset({"pipeline", "cohort"}),
     "deploy": frozenset({"deploy"}),
     "cli": frozenset({"cli", "__main__"}),
 }
