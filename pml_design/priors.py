@@ -50,6 +50,8 @@ DP_NEIGHBOURING: str = "add/remove one record"
 LAMBDA_GRID: int = 1201
 #: Largest N·k for which the exact per-report MGF of subset selection is computed (cost O(N k G)).
 EXACT_MGF_MAX: int = 20_000
+#: Points of the grid of β_s/β in the split bound of :func:`dp_ball_radius`.
+SPLIT_GRID: int = 99
 #: Bisection steps for a radius (the interval [0, 2] is halved this many times).
 BISECTION_STEPS: int = 56
 
@@ -119,12 +121,20 @@ def dp_count_margin(support_size: int, dp_epsilon: float, delta: float) -> int:
 def dp_ball_radius(m: int, support_size: int, dp_epsilon: float, delta: float) -> float:
     """Radius β with ``P(‖P̂ − P‖₁ ≥ β) ≤ δ`` for ``P̂ = c̃⁺/Σc̃⁺``, ``c̃ = c + Z`` (discrete Laplace at ε₀).
 
-    For every non-empty proper subset A with k elements (docs/design.md, "A differentially private P̂"):
+    The smaller failure bound of two (docs/design.md, "A differentially private P̂"), each valid:
 
-        ``P(P̂(A) − P(A) ≥ β/2) ≤ inf_{0<λ<ε₀} exp(m(λ²/8 − λβ/2) + k log E e^{λZ⁺} + (N − k) log E e^{λZ})``
+    * joint: for every non-empty proper subset A with k elements, sampling and noise in one Chernoff bound
 
-    (Hoeffding's lemma for the m records, the exact MGFs of the noise), and the union over the ``C(N, k)``
-    subsets of each size. Reduces to eq. (7) (corrected) as ε₀ → ∞.
+          ``P(P̂(A) − P(A) ≥ β/2) ≤ inf_{0<λ<ε₀} exp(m(λ²/8 − λβ/2) + k log E e^{λZ⁺} + (N − k) log E e^{λZ})``
+
+      (Hoeffding's lemma for the m records, the exact MGFs of the noise), union over the ``C(N, k)`` subsets;
+    * split: ``β = β_s + β_n`` with eq. (7)'s ``(2^N − 2) e^{−mβ_s²/2}`` for the sampling and, for the noise,
+      ``‖P̂ − c/m‖₁ ≤ 2 max(ΣZ⁺, ΣZ⁻)/m`` (no union over subsets), so
+      ``2 inf_{0<λ<ε₀} exp(N log E e^{λZ⁺} − λmβ_n/2)``; β_s/β on a fixed grid.
+
+    The joint bound wins when the noise is small against the sampling error (the widening is then second
+    order), the split one when it dominates (small ε₀: λ < ε₀ caps the joint bound). Reduces to eq. (7)
+    (corrected) as ε₀ → ∞.
 
     Parameters
     ----------
@@ -148,14 +158,19 @@ def dp_ball_radius(m: int, support_size: int, dp_epsilon: float, delta: float) -
     d = check_delta(delta)
     t = math.exp(-eps0)
     lam = _dp_lambda_grid(eps0)
+    pos = _dlap_pos_log_mgf(lam, t)
     k = np.arange(1, n)[:, None]
-    noise = k * _dlap_pos_log_mgf(lam, t)[None, :] + (n - k) * _dlap_log_mgf(lam, t)[None, :]  # (N−1, G)
-    base = noise + m * lam[None, :] ** 2 / 8.0
+    base = k * pos[None, :] + (n - k) * _dlap_log_mgf(lam, t)[None, :] + m * lam[None, :] ** 2 / 8.0  # (N−1, G)
     logc = _log_binom(n)
+    log_subsets = float(logsumexp(logc))
+    share = np.linspace(0.0, 1.0, SPLIT_GRID + 2)[1:-1, None]  # β_s/β
 
     def log_failure(beta: float) -> float:
-        g = np.min(base - m * lam[None, :] * beta / 2.0, axis=1)
-        return float(logsumexp(logc + np.minimum(g, 0.0)))
+        joint = float(logsumexp(logc + np.minimum(np.min(base - m * lam[None, :] * beta / 2.0, axis=1), 0.0)))
+        sampling = log_subsets - m * (share[:, 0] * beta) ** 2 / 2.0
+        noise = math.log(2.0) + np.min(n * pos[None, :] - lam[None, :] * m * (1.0 - share) * beta / 2.0, axis=1)
+        split = float(np.min(np.logaddexp(sampling, noise)))
+        return min(joint, split, 0.0)
 
     return _solve_radius(log_failure, d)
 
