@@ -253,6 +253,9 @@ def design_from_samples(
         labels = None
         c = np.asarray(data) if counts else None
     else:
+        if dp_epsilon is not None and categories is None and not counts and not _is_categorical(data):
+            raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
+                             "present in the data is not private (a value held by one record discloses it)")
         c, labels = _labelled_counts(data, categories, counts)
         n = len(labels)
         if support_size is not None and check_positive_int(support_size, "support_size") != n:
@@ -365,6 +368,11 @@ def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, f
         raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
                          "probability >= 0); use e.g. delta=1e-6")
     return eps, d
+
+
+def _is_categorical(data: object) -> bool:
+    """A pandas Categorical (or a Series of that dtype): its categories are declared, not read from the values."""
+    return type(getattr(data, "dtype", None)).__name__ == "CategoricalDtype" or type(data).__name__ == "Categorical"
 
 
 def _is_frequency_estimation(utility: object) -> bool:

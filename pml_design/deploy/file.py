@@ -146,7 +146,8 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     radius = float(uset.radius) if isinstance(uset, L1Ball) else None
     cert = float(result.certified_epsilon)  # type: ignore[attr-defined]
     if d is not None and m is not None and radius is not None:
-        statement = pml_statement(cert, d, radius, m)
+        statement = pml_statement(cert, d, radius, m, prior_source=info.get("prior_source", "public sample"),
+                                  prior_params=info.get("prior_params"))
     else:
         statement = result.guarantee()  # type: ignore[attr-defined]
     doc: dict[str, Any] = {
