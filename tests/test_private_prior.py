@@ -148,3 +148,18 @@ def test_cli_bad_dp_epsilon_one_line(capsys, tmp_path, value):
     assert "argument --dp-epsilon" in err and err.count("\n") == 0
     assert main(["design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "--dp-epsilon", "1"]) == 2
     assert "needs --delta" in capsys.readouterr().err
+
+
+def test_readme_private_prior_section_runs(capsys):
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text.split("## No public sample", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "1-DP for the design records" in out and "1-LDP for the first cohort's m=20000 reports" in out
