@@ -153,10 +153,15 @@ def test_ldp_radius_grr_reduces_to_eq7_and_monotone():
     assert pr.ldp_ball_radius(16, 4, 0.1, 10, 1e-6) == math.inf
 
 
-def test_ss_constants_match_the_oracle():
+def test_ss_constants_from_the_explicit_channel():
+    """p*, q* of subset selection (k = 1: GRR) read off the channel matrix: P(v ∈ S(Y) | X = x)."""
     for n, k, e in ((5, 1, 1.0), (8, 3, 0.7), (6, 2, 3.0)):
-        o = pml.subset_selection(n, e, k=k)
-        assert pr.subset_selection_constants(n, k, e) == pytest.approx((o.p_star, o.q_star, o.gap), rel=1e-12)
+        W = pml.subset_selection(n, e, k=k).matrix
+        support = np.isclose(W, W.max(axis=0, keepdims=True))  # (N, M): v ∈ S(y)
+        member = W @ support.T.astype(float)  # member[x, v] = P(v ∈ S(Y) | X = x)
+        p, q, gap = pr.subset_selection_constants(n, k, e)
+        assert np.allclose(np.diag(member), p) and np.allclose(member[~np.eye(n, dtype=bool)], q)
+        assert gap == pytest.approx(p - q)
     g = pml.grr(7, 1.3)
     assert pr.subset_selection_constants(7, 1, 1.3) == pytest.approx((g.p_star, g.q_star, g.gap), rel=1e-12)
 
