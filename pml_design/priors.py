@@ -115,7 +115,7 @@ def dp_count_margin(support_size: int, dp_epsilon: float, delta: float) -> int:
     psi = n * _dlap_log_mgf(lam, t)
     # smallest x = T + 1 with min_λ (psi − λ x) ≤ log δ, i.e. x ≥ min_λ (psi − log δ)/λ
     x = float(np.min((psi - math.log(d)) / lam))
-    return max(int(math.ceil(x - 1e-9)) - 1, 0)
+    return max(int(math.ceil(x)) - 1, 0)
 
 
 def dp_ball_radius(m: int, support_size: int, dp_epsilon: float, delta: float) -> float:

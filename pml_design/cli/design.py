@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         "categories": labels,
         "counts": counts,
         "m": m,
-        "prior_source": "public sample",
+        "prior_source": "public sample" if args.delta is not None else None,
         "p_hat": p_hat,
         "epsilon": float(args.epsilon),
         "delta": delta,
