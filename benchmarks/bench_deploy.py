@@ -277,13 +277,15 @@ def cohort_markdown(data: dict) -> str:
         for v in shown:
             r = next((r for r in c["rows"] if r["n"] == v), None)
             cells.append("—" if r is None or "ratio" not in r else f"{r['ratio']:.2f} ({100 * r['best_fraction']:.2g} %)")
-        be = c["break_even_n"]
+        be, first = c["break_even_n"], c["rows"][0]["n"]
+        shown_be = "none ≤ 1e7" if be is None else f"≤ {be:,}" if be == first else f"{be:,}"
         lines.append(f"| {c['column']} ({c['N']}) | {c['epsilon']:g} | {c['ldp_oracle']} | " + " | ".join(cells)
-                     + f" | {'none ≤ 1e7' if be is None else f'{be:.2g}'} |")
+                     + f" | {shown_be} |")
     return "\n".join(lines) + (
         "\n\nError ratio = total MSE of (B) a first cohort on ε-LDP (GRR or subset selection) + the (ε, 1e-6)-PML "
-        "design for the rest, both groups' reports combined by maximum likelihood, over (A) everyone on the best "
-        "ε-LDP oracle (exact asymptotic errors, `benchmarks/bench_deploy.py --part cohort`); in brackets the best "
+        "design for the rest (its ball centred at P, the estimate's expected value), both groups' reports combined by "
+        "maximum likelihood, over (A) everyone on the best ε-LDP oracle (exact asymptotic errors, "
+        "`benchmarks/bench_deploy.py --part cohort`); in brackets the best "
         "cohort fraction; break-even n: from there on (B) wins on the grid 10^(k/6) (its smallest point is 316).")
 
 
