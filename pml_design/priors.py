@@ -29,7 +29,6 @@ import math
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
-from scipy.stats import hypergeom
 
 from ._validation import check_delta, check_positive_int, check_positive_real, fmt
 
@@ -48,8 +47,8 @@ __all__ = [
 DP_NEIGHBOURING: str = "add/remove one record"
 #: Points of the λ grid of the Chernoff bounds (geometric).
 LAMBDA_GRID: int = 1201
-#: Largest N·k for which the exact per-report MGF of subset selection is computed (cost O(N k G)).
-EXACT_MGF_MAX: int = 20_000
+#: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).
+EXACT_MGF_WORK: float = 3e7
 #: Points of the grid of β_s/β in the split bound of :func:`dp_ball_radius`.
 SPLIT_GRID: int = 99
 #: Bisection steps for a radius (the interval [0, 2] is halved this many times).
@@ -251,6 +250,15 @@ def subset_selection_constants(n: int, k: int, epsilon: float) -> tuple[float, f
     return p, q, k * (n - k) * s / ((n - 1) * d)
 
 
+def _log_lchoose(a: object, b: object) -> np.ndarray:
+    return gammaln(np.asarray(a) + 1.0) - gammaln(np.asarray(b) + 1.0) - gammaln(np.asarray(a) - np.asarray(b) + 1.0)
+
+
+def _log_hypergeom(h: np.ndarray, total: int, good: int, draws: int) -> np.ndarray:
+    """``log P(H = h)`` for H hypergeometric: ``draws`` from ``total`` items of which ``good`` are marked."""
+    return _log_lchoose(good, h) + _log_lchoose(total - good, draws - h) - _log_lchoose(total, draws)
+
+
 def _ss_report_log_mgf(n: int, k: int, epsilon: float, lam: np.ndarray) -> np.ndarray:
     """Per-report bound ψ_j(λ) on ``log E exp(λ σ·(g(Y) − P))`` for σ with j = 1…N−1 entries +1; (N−1, G).
 
@@ -259,31 +267,30 @@ def _ss_report_log_mgf(n: int, k: int, epsilon: float, lam: np.ndarray) -> np.nd
     (a) the exact conditional MGF of ``σ·g(Y) − σ_x`` given the input x (mean 0; a mixture of two
     hypergeometric laws), maximised over ``σ_x = ±1``, times Hoeffding's ``e^{λ²/2}`` for ``σ_X − σ·P``
     (range 2); (b) Hoeffding's lemma for ``σ·g(Y)`` on its range ``2ρ_j/(p* − q*)``,
-    ``ρ_j = min(k, j) − max(0, k − N + j)``. Part (a) is skipped (only (b) is used) when ``N·k`` exceeds
-    :data:`EXACT_MGF_MAX` (its cost is O(N k G)).
+    ``ρ_j = min(k, j) − max(0, k − N + j)``. Part (a) costs O(N k) per λ: it is evaluated on every s-th point
+    of the λ grid only, s chosen to keep the work under :data:`EXACT_MGF_WORK` (the other points keep (b);
+    every λ gives a valid bound).
     """
     p, q, gap = subset_selection_constants(n, k, epsilon)
     j_all = np.arange(1, n)
     rho = np.minimum(k, j_all) - np.maximum(0, k - (n - j_all))
     out = lam[None, :] ** 2 * ((2.0 * rho / gap) ** 2 / 8.0)[:, None]
-    if n * k > EXACT_MGF_MAX:
-        return out
+    step = max(1, math.ceil(4.0 * n * (k + 1) * lam.shape[0] / EXACT_MGF_WORK))
+    sub = lam[::step]
     for j in j_all:
-        worst = np.full(lam.shape[0], -np.inf)
+        worst = np.full(sub.shape[0], -np.inf)
         for s, jo in ((1, j - 1), (-1, j)):  # σ_x, and how many of the N − 1 other values have σ = +1
             vals, logw = [], []
             # with probability p*: S = {x} ∪ (k − 1 others); else k others (uniform subsets of the others)
             for r, w, extra in ((k - 1, p, int(s == 1)), (k, 1.0 - p, 0)):
                 h = np.arange(max(0, r - (n - 1 - jo)), min(r, jo) + 1)
-                pm = hypergeom.pmf(h, n - 1, jo, r)
-                keep = pm > 0
-                if w <= 0 or not keep.any():
+                if w <= 0 or h.size == 0:
                     continue
-                vals.append((2.0 * (h[keep] + extra) - k - q * (2 * j - n)) / gap - s)
-                logw.append(math.log(w) + np.log(pm[keep]))
+                vals.append((2.0 * (h + extra) - k - q * (2 * j - n)) / gap - s)
+                logw.append(math.log(w) + _log_hypergeom(h, n - 1, jo, r))
             v, lw = np.concatenate(vals), np.concatenate(logw)
-            worst = np.maximum(worst, logsumexp(lw[None, :] + lam[:, None] * v[None, :], axis=1))
-        out[j - 1] = np.minimum(out[j - 1], lam**2 / 2.0 + worst)
+            worst = np.maximum(worst, logsumexp(lw[None, :] + sub[:, None] * v[None, :], axis=1))
+        out[j - 1, ::step] = np.minimum(out[j - 1, ::step], sub**2 / 2.0 + worst)
     return out
 
 
