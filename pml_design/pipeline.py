@@ -228,7 +228,9 @@ def design_from_samples(
         at 0, renormalised) and widen the radius so that the ball still contains P with probability ≥ 1 − δ
         (δ split as δ₁ = (1 − :data:`DP_DELTA_SHARE`)·δ for the ball, δ₂ for the private record count). Nothing
         computed from the exact counts is returned or stored; ``m`` becomes the lower bound on the record
-        count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them.
+        count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them. Each
+        call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled samples need the
+        public ``categories`` (the values present in the data are not private).
     rng : numpy.random.Generator, int or None
         Only with ``dp_epsilon``: ``None`` (default) draws the noise with OpenDP's exact sampler from OS
         randomness, as a release must; a seed gives reproducible noise for tests and simulations only (whoever
