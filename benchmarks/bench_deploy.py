@@ -14,7 +14,21 @@ temporary directory (deleted afterwards), a mechanism file is designed from a 10
   of the batches: flat means no growth with the number of rows processed).
 
 Baseline: the peak memory of ``pml-design --version`` (the interpreter with ``pml_design`` imported).
-Run ``python benchmarks/bench_deploy.py [--quick]``; writes ``bench_deploy.json`` into ``--outdir``.
+
+Cohort trade-off (``--part cohort``, writes ``deploy_cohort.json``; closed form, no sampling): a population of n
+users, no trusted curator. (A) everyone answers through the best ε-LDP oracle (GRR, k-subset selection, OUE;
+smallest asymptotic error); (B) a first cohort of n₁ users answers through an ε-LDP oracle (GRR or subset
+selection, the better), the others through the (ε, δ)-PML design over the ball of
+:func:`pml_design.priors.ldp_ball_radius` (δ = 1e-6) around P̂ ≈ P (the estimate's expected value), designed for
+``utility="frequency_estimation"``. Errors are the exact asymptotic total MSE ``E‖P̂ − P‖²`` of the maximum-
+likelihood estimate from all n reports: the Fisher informations of the reports add, so (B) is
+``tr (n₁F₁ + (n − n₁)F₂)⁻¹ − ‖P‖²/n`` — the optimal combination of both groups' reports — and (A) is
+``(tr F⁻¹ − ‖P‖²)/n`` (:func:`pml_design.estimation_mse`). Reported: the ratio B/A at the best cohort size,
+the best cohort fraction, and the break-even n (smallest n on the grid where B beats A), on Adult columns, ε ∈
+{1, 2}.
+
+Run ``python benchmarks/bench_deploy.py [--quick] [--part throughput|cohort|all]``; writes
+``bench_deploy.json`` and ``deploy_cohort.json`` into ``--outdir``.
 """
 
 from __future__ import annotations
@@ -179,6 +193,117 @@ def _table(rows: list[dict], title: str) -> None:
         print(" | ".join(f"{r[c]:>20.4g}" if isinstance(r[c], float) else f"{str(r[c]):>20}" for c in cols))
 
 
+#: Adult columns of the cohort trade-off (quick: the first only) and the cohort sizes n₁ designed for.
+COHORT_COLUMNS = ("race", "marital-status", "workclass", "education")
+COHORT_SIZES = [int(round(10 ** (k / 3))) for k in range(6, 21)]  # 100 … 4.6·10⁶
+POPULATIONS = [int(round(10 ** (k / 6))) for k in range(15, 43)]  # 316 … 10⁷
+COHORT_DELTA = 1e-6
+
+
+def _best_ldp(n: int, eps: float, p: np.ndarray) -> tuple[str, np.ndarray]:
+    """(name, Fisher information of one report) of the ε-LDP oracle with the smallest asymptotic error at p."""
+    import pml_design as pml
+    from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+
+    cands = {"GRR": pml.grr(n, eps), "SS": pml.subset_selection(n, eps)}
+    if 2**n * n <= 1 << 22:
+        cands["OUE"] = pml.oue(n, eps)
+    errs = {k: pml.estimation_mse(o.matrix, p) for k, o in cands.items()}
+    best = min(errs, key=errs.get)
+    return best, fisher_information(cands[best].matrix, p)
+
+
+def cohort_tradeoff(column: str, eps: float, sizes: list[int], populations: list[int]) -> dict:
+    """Total error of "cohort LDP + PML for the rest" against "everyone on the best LDP oracle" (see module doc)."""
+    import warnings
+
+    import pml_design as pml
+    from pml_design import priors
+    from pml_design.datasets import load_adult
+    from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+
+    codes, cats = load_adult().categorical(column)
+    n = len(cats)
+    p = np.bincount(codes, minlength=n) / codes.size
+    base_name, f_base = _best_ldp(n, eps, p)
+    base = float(np.trace(np.linalg.inv(f_base)) - p @ p)  # per-report error of (A)
+    grr, ss = pml.grr(n, eps), pml.subset_selection(n, eps)
+    cohort = min((grr, ss), key=lambda o: pml.estimation_mse(o.matrix, p))
+    f_cohort = fisher_information(cohort.matrix, p)
+    designs = []
+    for n1 in sizes:
+        beta = priors.ldp_ball_radius(n, int(getattr(cohort, "k", 1)), eps, n1, COHORT_DELTA)
+        if not beta < 2.0:  # the ball is the whole simplex: the rest would get an LDP design
+            continue
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = pml.design(pml.L1Ball(p, beta), eps, utility="frequency_estimation",
+                             solver_options={"time_limit": 30, "progress": False})
+        designs.append({"n1": n1, "radius": beta, "pml_error": pml.estimation_mse(res.matrix, p),
+                        "certified_epsilon": res.certified_epsilon, "design_s": time.perf_counter() - t0,
+                        "F": fisher_information(res.matrix, p)})
+    rows = []
+    for pop in populations:
+        best = None
+        for d in designs:
+            if d["n1"] >= pop:
+                continue
+            ftot = d["n1"] * f_cohort + (pop - d["n1"]) * d["F"]
+            err = float(np.trace(np.linalg.inv(ftot)) - p @ p / pop)
+            if best is None or err < best[0]:
+                best = (err, d)
+        a = base / pop
+        row = {"n": pop, "ldp_error": a}
+        if best is not None:
+            row.update(cohort_error=best[0], ratio=best[0] / a, best_n1=best[1]["n1"],
+                       best_fraction=best[1]["n1"] / pop, radius=best[1]["radius"])
+        rows.append(row)
+    # break-even: the smallest n from which on (B) beats (A) at every larger n of the grid
+    wins = [r["n"] for i, r in enumerate(rows) if all(q.get("ratio", 2.0) < 1.0 for q in rows[i:])]
+    return {"column": column, "N": n, "epsilon": eps, "delta": COHORT_DELTA, "ldp_oracle": base_name,
+            "ldp_error_per_report": base, "cohort_oracle": cohort.name + (f" (k={cohort.k})" if cohort.name == "SS" else ""),
+            "designs": [{k: v for k, v in d.items() if k != "F"} for d in designs], "rows": rows,
+            "break_even_n": min(wins) if wins else None}
+
+
+def cohort_markdown(data: dict) -> str:
+    """README table: per column and ε, B/A at n = 10⁴ … 10⁷ (best cohort fraction) and the break-even n."""
+    shown = [10**4, 10**5, 10**6, 10**7]
+    head = "| column (N) | ε | best LDP | " + " | ".join(f"n = 1e{int(np.log10(v))}" for v in shown) + " | break-even n |"
+    lines = [head, "|" + "---|" * (4 + len(shown))]
+    for c in data["cases"]:
+        cells = []
+        for v in shown:
+            r = next((r for r in c["rows"] if r["n"] == v), None)
+            cells.append("—" if r is None or "ratio" not in r else f"{r['ratio']:.2f} ({100 * r['best_fraction']:.2g} %)")
+        be, first = c["break_even_n"], c["rows"][0]["n"]
+        shown_be = "none ≤ 1e7" if be is None else f"≤ {be:,}" if be == first else f"{be:,}"
+        lines.append(f"| {c['column']} ({c['N']}) | {c['epsilon']:g} | {c['ldp_oracle']} | " + " | ".join(cells)
+                     + f" | {shown_be} |")
+    return "\n".join(lines) + (
+        "\n\nError ratio = total MSE of (B) a first cohort on ε-LDP (GRR or subset selection) + the (ε, 1e-6)-PML "
+        "design for the rest (its ball centred at P, the estimate's expected value), both groups' reports combined by "
+        "maximum likelihood, over (A) everyone on the best ε-LDP oracle (exact asymptotic errors, "
+        "`benchmarks/bench_deploy.py --part cohort`); in brackets the best "
+        "cohort fraction; break-even n: from there on (B) wins on the grid 10^(k/6) (its smallest point is 316).")
+
+
+def run_cohort(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
+    outdir = pathlib.Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    columns = COHORT_COLUMNS[:1] if quick else COHORT_COLUMNS
+    sizes = COHORT_SIZES[::2] if quick else COHORT_SIZES
+    t0 = time.perf_counter()
+    cases = [cohort_tradeoff(col, eps, sizes, POPULATIONS) for col in columns for eps in (1.0, 2.0)]
+    data = {"quick": quick, "cases": cases, "seconds": time.perf_counter() - t0}
+    data["markdown"] = cohort_markdown(data)
+    print("\ncohort LDP + PML for the rest vs everyone on the best LDP oracle: error ratio (best cohort fraction)")
+    print(data["markdown"])
+    (outdir / "deploy_cohort.json").write_text(json.dumps(data, indent=2))
+    return data
+
+
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -203,5 +328,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--outdir", default="benchmarks/results")
+    ap.add_argument("--part", choices=("throughput", "cohort", "all"), default="all")
     a = ap.parse_args()
-    run(quick=a.quick, outdir=a.outdir)
+    if a.part in ("throughput", "all"):
+        run(quick=a.quick, outdir=a.outdir)
+    if a.part in ("cohort", "all"):
+        run_cohort(quick=a.quick, outdir=a.outdir)

@@ -123,6 +123,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "scale-gpu": ("scale_gpu.json", _scale_gpu),
     "scale-subconvex": ("scale_subconvex.json", _scale_subconvex),
     "deploy": ("bench_deploy.json", _deploy),
+    "deploy-cohort": ("deploy_cohort.json", _markdown_field),
     "estimation-times": ("estimation.json", _estimation_times),
 }
 

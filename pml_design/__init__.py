@@ -75,6 +75,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "pipeline": (
         "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism",
     ),
+    "cohort": ("design_from_reports",),
     "deploy": (
         "MechanismFileError", "MechanismFileWarning", "load_mechanism", "privatize_dataframe", "save_mechanism",
         "split_file",
@@ -101,7 +102,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 #: Submodules reachable as attributes (``pml.histogram``), imported on first access like the names above.
 _SUBMODULES: frozenset[str] = frozenset({
     "additive", "bounds", "cli", "datasets", "deploy", "design", "estimation", "flexible", "histogram", "leakage",
-    "mechanisms", "pipeline", "progress", "sweep", "uncertainty",
+    "cohort", "mechanisms", "pipeline", "priors", "progress", "sweep", "uncertainty",
     # deprecated module paths (thin re-exports that warn; removed in the next release, see docs/architecture.md)
     "_additive_common", "additive_adult", "additive_gaussian", "additive_laplace", "dataframe", "histogram_exact",
     "histogram_release", "streaming",
@@ -194,6 +195,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         linear_design_lp,
     )
     from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
+    from .cohort import design_from_reports
     from .deploy import (
         MechanismFileError,
         MechanismFileWarning,

@@ -295,8 +295,9 @@ PRIOR_SOURCES: tuple[str, ...] = ("public sample", "dp", "ldp reports")
 def prior_radius(prior_source: str, support_size: int, delta: float, params: dict) -> float:
     """The ℓ1 radius that a stated prior source implies, re-derived from its parameters.
 
-    Implements: core paper eq. (7) (corrected, :func:`l1_radius`) for ``"public sample"`` (``params = {"m": m}``).
-    The other sources (``"dp"``, ``"ldp reports"``) widen or replace it (docs/design.md).
+    Implements: core paper eq. (7) (corrected, :func:`l1_radius`) for ``"public sample"``; for ``"dp"`` and
+    ``"ldp reports"`` the radii of :mod:`pml_design.priors` (derivations in docs/design.md, "Where P̂ comes
+    from"). A thin dispatcher: the mechanism-file loader calls it to check a stored radius.
 
     Parameters
     ----------
@@ -307,15 +308,41 @@ def prior_radius(prior_source: str, support_size: int, delta: float, params: dic
     delta : float
         The total failure probability of the ball.
     params : dict
-        The source's parameters as stored in a mechanism file.
+        The source's parameters as stored in a mechanism file:
+
+        * ``"public sample"``: ``{"m": m}``;
+        * ``"dp"``: ``{"dp_epsilon": ε₀, "noisy_total": Σc̃, "delta_ball": δ₁, "delta_total": δ₂, ...}`` with
+          ``δ₁ + δ₂ = delta`` (:func:`pml_design.priors.dp_prior_radius`);
+        * ``"ldp reports"``: ``{"oracle": "GRR" | "SS", "ldp_epsilon": ε₁, "n_reports": n₁, "k": k}``
+          (:func:`pml_design.priors.ldp_ball_radius`; k = 1 for GRR), or for another pure protocol
+          ``{"oracle": name, "ldp_epsilon": ε₁, "n_reports": n₁, "p_star": p*, "q_star": q*}``
+          (:func:`pml_design.priors.ldp_generic_radius`).
 
     Returns
     -------
     float
-        The radius β.
+        The radius β (``inf`` when the source rules out nothing at this δ).
     """
-    if prior_source == "public sample":
-        return l1_radius(int(params["m"]), support_size, delta)
-    if prior_source in PRIOR_SOURCES:
-        raise NotImplementedError(f"prior_radius for prior_source={prior_source!r} is not implemented yet")
-    raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")
+    from . import priors  # noqa: PLC0415 - same layer; priors imports this module
+
+    if prior_source not in PRIOR_SOURCES:
+        raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    d = check_delta(delta)
+    try:
+        if prior_source == "public sample":
+            return l1_radius(params["m"], support_size, d)
+        if prior_source == "dp":
+            d1, d2 = check_delta(params["delta_ball"], "delta_ball"), check_delta(params["delta_total"], "delta_total")
+            if not math.isclose(d1 + d2, d, rel_tol=1e-9):
+                raise ValueError(f"params: delta_ball + delta_total = {d1 + d2!r} differs from delta = {d!r}")
+            return priors.dp_prior_radius(params["noisy_total"], support_size, params["dp_epsilon"], d1, d2)[0]
+        oracle = params["oracle"]
+        if oracle in ("GRR", "SS"):
+            k = 1 if oracle == "GRR" else params["k"]
+            return priors.ldp_ball_radius(support_size, k, params["ldp_epsilon"], params["n_reports"], d)
+        gap = check_real(params["p_star"], "p_star") - check_real(params["q_star"], "q_star")
+        return priors.ldp_generic_radius(support_size, gap, params["n_reports"], d)
+    except KeyError as exc:
+        raise ValueError(f"params for prior_source={prior_source!r} lack {exc.args[0]!r}, got {sorted(params)}") from None

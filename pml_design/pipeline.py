@@ -21,6 +21,7 @@ from ._validation import (
     check_epsilon,
     check_mechanism,
     check_positive_int,
+    check_positive_real,
     check_probability_vector,
 )
 from .bounds import delta_min, epsilon_prime
@@ -40,11 +41,28 @@ __all__ = [
 
 
 
-def pml_statement(epsilon: float, delta: float, radius: float, m: int) -> str:
+def pml_statement(epsilon: float, delta: float, radius: float, m: int, *, prior_source: str = "public sample",
+                  prior_params: dict | None = None) -> str:
     """The (ε, δ)-PML statement of a mechanism certified over ``B_β(P̂)`` with β = β*(δ) from m samples.
 
-    Implements: core paper, Theorem 2 with eq. (7) (the ball contains the true distribution w.p. ≥ 1 − δ).
+    Implements: core paper, Theorem 2 with eq. (7) (the ball contains the true distribution w.p. ≥ 1 − δ); for
+    ``prior_source="dp"`` / ``"ldp reports"`` the ball of :mod:`pml_design.priors` (docs/design.md), and the
+    statement also names the guarantee of the records behind P̂ (ε₀-DP, or ε₁-LDP for the first cohort).
     """
+    pml = (f"({epsilon:.6g}, {delta:.3g})-PML for every released record: the mechanism is {epsilon:.6g}-PML for "
+           f"every distribution within l1 distance {radius:.4g} of the estimate")
+    p = prior_params or {}
+    if prior_source == "dp":
+        return (f"{p.get('dp_epsilon', float('nan')):.6g}-DP for the design records (their counts released with "
+                f"discrete Laplace noise, {p.get('neighbouring', 'add/remove one record')} neighbours); " + pml
+                + f" from these noisy counts (at least m={m} records with probability >= 1 - "
+                f"{p.get('delta_total', float('nan')):.3g}), which contains the true distribution with probability "
+                f">= 1 - {delta:.3g} (docs/design.md)")
+    if prior_source == "ldp reports":
+        k = f", k={p['k']}" if p.get("oracle") == "SS" else ""
+        return (f"{p.get('ldp_epsilon', float('nan')):.6g}-LDP for the first cohort's m={m} reports (oracle "
+                f"{p.get('oracle', '?')}{k}); " + pml + f" from these reports, which contains the true distribution "
+                f"with probability >= 1 - {delta:.3g} (docs/design.md)")
     return (
         f"({epsilon:.6g}, {delta:.3g})-PML: the mechanism is {epsilon:.6g}-PML for every distribution "
         f"within l1 distance {radius:.4g} of the estimate from m={m} samples, which contains the true "
@@ -62,11 +80,9 @@ def source_statement(prior_source: str, epsilon: float, delta: float, radius: fl
     """
     from .estimation import PRIOR_SOURCES  # noqa: PLC0415
 
-    if prior_source == "public sample":
-        return pml_statement(epsilon, delta, radius, m)
-    if prior_source in PRIOR_SOURCES:
-        raise NotImplementedError(f"the statement for prior_source={prior_source!r} is not implemented yet")
-    raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")
+    if prior_source not in PRIOR_SOURCES:
+        raise ValueError(f"prior_source must be one of {list(PRIOR_SOURCES)}, got {prior_source!r}")
+    return pml_statement(epsilon, delta, radius, m, prior_source=prior_source, prior_params=params)
 
 
 #: A fingerprint of the design records is kept only when guessing their order takes at least 2^128 hashes.
@@ -120,7 +136,8 @@ class EstimatedDesign:
     p_hat : numpy.ndarray
         The estimate (eq. (3)).
     m : int
-        Number of samples behind it.
+        Number of samples behind it (``"dp"``: the lower bound ``Σc̃ − T`` on the number of design records that
+        the radius uses; ``"ldp reports"``: the number of reports).
     delta : float
         Failure probability of the estimate.
     radius : float
@@ -163,7 +180,8 @@ class EstimatedDesign:
         return self.result.mechanism  # type: ignore[attr-defined]
 
     def statement(self) -> str:
-        """The (ε, δ)-PML statement the mechanism carries (:func:`source_statement` for its prior source)."""
+        """The (ε, δ)-PML statement the mechanism carries (:func:`source_statement` for its prior source: for a
+        private P̂ it also names the guarantee of the records behind it)."""
         return source_statement(self.prior_source, self.epsilon, self.delta, self.radius, self.m, self.prior_params)
 
     @property
@@ -235,10 +253,19 @@ def design_from_samples(
     solver: str | None = None,
     allow_zero: bool = False,
     solver_options: dict | None = None,
+    dp_epsilon: float | None = None,
+    rng: object = None,
 ) -> EstimatedDesign:
     """Samples (or counts) + target (ε, δ) → P̂, β*(δ), the designed mechanism, and its (ε, δ)-PML statement.
 
-    Implements: core paper, Figure 1 (eq. (3), eq. (7), eq. (9) over ``B_{β*(δ)}(P̂)``).
+    Implements: core paper, Figure 1 (eq. (3), eq. (7), eq. (9) over ``B_{β*(δ)}(P̂)``); with ``dp_epsilon``
+    the ε₀-DP estimate and widened radius of docs/design.md ("A differentially private P̂",
+    :func:`pml_design.priors.dp_prior_radius`).
+
+    The design records must be apart from the records the mechanism will privatize (a public sample, or a
+    random split set aside): P̂ is computed from them in the clear and published with the mechanism. When no
+    such sample exists and the design records must stay protected, pass ``dp_epsilon``: only an ε₀-DP release
+    of their counts is then used and published.
 
     Parameters
     ----------
@@ -267,11 +294,25 @@ def design_from_samples(
     solver_options : dict, optional
         As in :func:`pml_design.design`, e.g. ``{"time_limit": 30, "progress": False}`` for the column-generation
         method (used for large alphabets and rare categories).
+    dp_epsilon : float, optional
+        ε₀ > 0: release the design counts with discrete Laplace noise of scale 1/ε₀ per category (ε₀-DP for
+        add/remove-one-record neighbours, OpenDP's exact sampler), estimate ``P̂`` from the noisy counts (clipped
+        at 0, renormalised) and widen the radius so that the ball still contains P with probability ≥ 1 − δ
+        (δ split as δ₁ = (1 − :data:`DP_DELTA_SHARE`)·δ for the ball, δ₂ for the private record count). Nothing
+        computed from the exact counts is returned or stored; ``m`` becomes the lower bound on the record
+        count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them. Each
+        call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled samples need the
+        public ``categories`` (the values present in the data are not private).
+    rng : numpy.random.Generator, int or None
+        Only with ``dp_epsilon``: ``None`` (default) draws the noise with OpenDP's exact sampler from OS
+        randomness, as a release must; a seed gives reproducible noise for tests and simulations only (whoever
+        knows the seed can remove it).
 
     Returns
     -------
     EstimatedDesign
-        ``result.labels`` holds the categories for labelled data (None for integer codes);
+        ``result.labels`` holds the categories for labelled data (None for integer codes); ``prior_source`` is
+        ``"dp"`` with ``dp_epsilon``, else ``"public sample"``;
         ``result.info["design_data"]`` the fingerprint of the records (:func:`design_fingerprint`).
 
     Notes
@@ -290,18 +331,7 @@ def design_from_samples(
         If the radius ``β*(δ)`` is ≥ 2 (the samples rule out nothing; the message says how many are needed),
         and for bad arguments (naming them).
     """
-    from dataclasses import replace  # noqa: PLC0415
-
-    from .design import design  # noqa: PLC0415
-
-    for arg, value in (("epsilon", epsilon), ("delta", delta)):
-        if value is None:
-            raise TypeError(f"design_from_samples() missing required argument: {arg!r}")
-    eps = check_design_epsilon(epsilon)
-    d = check_delta(delta)
-    if d >= 1.0:
-        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
-                         "probability >= 0); use e.g. delta=1e-6")
+    eps, d = _check_target(epsilon, delta, "design_from_samples")
     counts_given = bool(counts)
     codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
     if codes_given:
@@ -309,6 +339,9 @@ def design_from_samples(
         labels = None
         c = np.asarray(data) if counts else None
     else:
+        if dp_epsilon is not None and categories is None and not counts and not _is_categorical(data):
+            raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
+                             "present in the data is not private (a value held by one record discloses it)")
         c, labels = _labelled_counts(data, categories, counts)
         n = len(labels)
         if support_size is not None and check_positive_int(support_size, "support_size") != n:
@@ -316,15 +349,24 @@ def design_from_samples(
         if n < 2:
             raise ValueError(f"data must have at least 2 categories, got {list(labels)}")
         counts = True
-    if counts:
-        p_hat = counts_distribution(c, allow_zero=allow_zero)
-        m = int(round(float(np.sum(c))))
-        if p_hat.shape[0] != n:
-            raise ValueError(f"counts has length {p_hat.shape[0]} but support_size is {n}")
+    if dp_epsilon is not None:
+        p_hat, m, beta, params = _dp_estimate(c, data, n, d, dp_epsilon, allow_zero, rng)
+        source = "dp"
     else:
-        p_hat = empirical_distribution(data, n, allow_zero=allow_zero)
-        m = int(np.asarray(data).size)
-    beta = l1_radius(m, n, d)
+        if counts:
+            p_hat = counts_distribution(c, allow_zero=allow_zero)
+            m = int(round(float(np.sum(c))))
+            if p_hat.shape[0] != n:
+                raise ValueError(f"counts has length {p_hat.shape[0]} but support_size is {n}")
+        else:
+            p_hat = empirical_distribution(data, n, allow_zero=allow_zero)
+            m = int(np.asarray(data).size)
+        beta = l1_radius(m, n, d)
+        params, source = {"m": m}, "public sample"
+    if beta >= 2.0 and source == "dp":
+        raise ValueError(f"dp_epsilon={params['dp_epsilon']!r}: the widened radius {beta:.3g} >= 2 rules out no "
+                         f"distribution for delta={d!r} with about {m} design records on {n} symbols; use more "
+                         "records, a larger dp_epsilon or a larger delta")
     if beta >= 2.0:
         need_any = samples_needed(1.999, n, d)
         need_interior = samples_needed(max(min(p_hat[p_hat > 0].min(), 1.0), 1e-6), n, d)
@@ -333,17 +375,100 @@ def design_from_samples(
             f"out no distribution (the design would be LDP); need m >= {need_any} for any information and about "
             f"m >= {need_interior} for radius < 2 min(p_hat)"
         )
+    if source != "public sample":
+        design_data = {"kind": None, "why": "P-hat from a DP release of the counts: its records are protected by "
+                                            "dp_epsilon, no fingerprint is needed"}
+    elif counts_given:
+        design_data = {"kind": None, "why": "counts given: no records to fingerprint"}
+    else:
+        design_data = design_fingerprint(data, np.round(p_hat * m))
+    return _design_over_ball(p_hat, m, d, beta, eps, labels, source, params, design_data=design_data,
+                             utility=utility, method=method, solver=solver, solver_options=solver_options)
+
+
+def _design_over_ball(p_hat: np.ndarray, m: int, d: float, beta: float, eps: float, labels: tuple | None,
+                      source: str, params: dict, *, design_data: dict | None = None,
+                      **design_kw: object) -> EstimatedDesign:
+    """The certified design over ``B_β(P̂)`` wrapped as an :class:`EstimatedDesign` (shared by the prior sources)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from .design import design  # noqa: PLC0415
+
     prior = None
-    if _is_frequency_estimation(utility) and np.any(p_hat <= 0):
+    n = p_hat.shape[0]
+    if _is_frequency_estimation(design_kw.get("utility")) and np.any(p_hat <= 0):
         # the estimation error is evaluated at a positive distribution: add-1/2 (Krichevsky-Trofimov) smoothing
         prior = (p_hat * m + 0.5) / (m + n / 2.0)
-    res = design(L1Ball(p_hat, beta), eps, utility=utility, method=method, solver=solver, prior=prior,
-                 solver_options=solver_options)
+    res = design(L1Ball(p_hat, beta), eps, prior=prior, **design_kw)  # type: ignore[arg-type]
     extra = {"utility_prior": "add-1/2 smoothed p_hat"} if prior is not None else {}
-    extra["design_data"] = ({"kind": None, "why": "counts given: no records to fingerprint"} if counts_given
-                            else design_fingerprint(data, np.round(p_hat * m)))
-    res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, **extra})
-    return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res)
+    extra["design_data"] = design_data if design_data is not None else {
+        "kind": None, "why": f"P-hat from {source}: no design records to fingerprint"}
+    res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, "prior_source": source,
+                                            "prior_params": params, **extra})
+    return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res, prior_source=source,
+                           prior_params=params)
+
+
+#: Share of δ spent on the private record count of a DP release (δ₂ = share·δ; the ball gets δ₁ = δ − δ₂).
+DP_DELTA_SHARE: float = 0.1
+
+
+def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_epsilon: object, allow_zero: bool,
+                 rng: object) -> tuple[np.ndarray, int, float, dict]:
+    """(P̂, m_low, β, prior_params) from an ε₀-DP release of the counts (docs/design.md).
+
+    Validation errors name the format only: nothing computed from the exact counts reaches a message.
+    """
+    from .priors import DP_NEIGHBOURING, dp_prior_radius, dp_release_counts  # noqa: PLC0415
+
+    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    if count_vector is None:  # integer codes
+        arr = np.asarray(data).ravel()
+        if arr.size == 0:
+            raise ValueError("data must not be empty")
+        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and np.all((arr >= 0) & (arr < n))):
+            raise ValueError(f"samples must be integers in [0, {n})")
+        c = np.bincount(arr.astype(np.int64), minlength=n)
+    else:
+        c = np.asarray(count_vector)
+        if c.ndim != 1 or c.shape[0] != n:
+            raise ValueError(f"counts must have length support_size = {n}, got shape {c.shape}")
+        if not (np.all(np.isfinite(c)) and np.all(c >= 0) and np.all(c == np.round(c))):
+            raise ValueError("counts must be non-negative integers")
+    noisy = dp_release_counts(c, eps0, rng=rng)
+    del c  # from here on only the ε₀-DP release is used
+    d2 = delta * DP_DELTA_SHARE
+    params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
+              "neighbouring": DP_NEIGHBOURING, "noise": "discrete Laplace, scale 1/dp_epsilon per category"}
+    beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
+    clipped = np.maximum(noisy, 0).astype(float)
+    if clipped.sum() <= 0:
+        raise ValueError(f"dp_epsilon={eps0!r}: every noisy count is <= 0; use more design records or a larger "
+                         "dp_epsilon")
+    p_hat = clipped / clipped.sum()
+    if not allow_zero and np.any(p_hat == 0):
+        raise ValueError(f"after the {eps0:g}-DP noise, categories {np.flatnonzero(p_hat == 0).tolist()} have a "
+                         "noisy count <= 0 (the estimate lacks full support); pass allow_zero=True to keep the zeros "
+                         "(--allow-zero), or use more design records or a larger dp_epsilon")
+    return p_hat, m_low, beta, params
+
+
+def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, float]:
+    """The validated target (ε, δ) of a design from an estimate (δ < 1: δ = 1 makes the statement vacuous)."""
+    for arg, value in (("epsilon", epsilon), ("delta", delta)):
+        if value is None:
+            raise TypeError(f"{caller}() missing required argument: {arg!r}")
+    eps = check_design_epsilon(epsilon)
+    d = check_delta(delta)
+    if d >= 1.0:
+        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
+                         "probability >= 0); use e.g. delta=1e-6")
+    return eps, d
+
+
+def _is_categorical(data: object) -> bool:
+    """A pandas Categorical (or a Series of that dtype): its categories are declared, not read from the values."""
+    return type(getattr(data, "dtype", None)).__name__ == "CategoricalDtype" or type(data).__name__ == "Categorical"
 
 
 def _is_frequency_estimation(utility: object) -> bool:

@@ -28,10 +28,10 @@ PKG = ROOT / "pml_design"
 #: The layers, lowest first. A module may import its own layer and the layers below it (``docs/architecture.md``).
 LAYERS: dict[str, frozenset[str]] = {
     "foundation": frozenset({"_validation", "progress", "datasets"}),
-    "core": frozenset({"leakage", "estimation", "uncertainty", "bounds"}),
+    "core": frozenset({"leakage", "estimation", "uncertainty", "bounds", "priors"}),
     "mechanisms": frozenset({"mechanisms"}),
     "design": frozenset({"design"}),
-    "pipeline": frozenset({"pipeline"}),
+    "pipeline": frozenset({"pipeline", "cohort"}),
     "deploy": frozenset({"deploy"}),
     "cli": frozenset({"cli", "__main__"}),
 }

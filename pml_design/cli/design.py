@@ -39,6 +39,12 @@ def add_parser(sub: Any) -> None:
     rad = p.add_mutually_exclusive_group(required=True)
     rad.add_argument("--delta", type=failure_probability, help="failure probability; the radius is beta*(delta)")
     rad.add_argument("--radius", type=ball_radius, help="l1 radius of the uncertainty ball, given directly")
+    p.add_argument("--dp-epsilon", type=positive_float, default=None, metavar="E0",
+                   help="the design records stay protected: use only an E0-DP release of their counts (discrete "
+                   "Laplace noise, add/remove one record) and widen the radius accordingly (needs --delta; with "
+                   "--csv/--parquet also --categories); docs/design.md section 11")
+    p.add_argument("--categories", metavar="A,B,...", default=None,
+                   help="the public list of categories (comma-separated; default: the values in the data)")
     p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
@@ -81,6 +87,14 @@ def run(args: argparse.Namespace) -> int:
         counts, labels = read_counts(args.counts)
         source = {"counts": args.counts}
         n_columns = 0
+    if args.categories is not None:
+        labels, counts = _on_categories(labels, counts, args.categories)
+    elif args.dp_epsilon is not None and args.counts is None:
+        raise CliError("argument --dp-epsilon: give the public list of categories with --categories (the values "
+                       "present in the data are not private)")
+    if args.dp_epsilon is not None and args.delta is None:
+        raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
+                       "noise), not --radius")
     n = len(labels)
     if n < 2:
         raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
@@ -91,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
                                      categories=labels, utility=args.utility, method=args.method,
                                      solver=args.solver, allow_zero=args.allow_zero,
-                                     solver_options=_solver_options(args))
+                                     solver_options=_solver_options(args), dp_epsilon=args.dp_epsilon)
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
         res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, n_columns)})
@@ -108,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         "categories": labels,
         "counts": counts,
         "m": m,
+        "prior_source": "public sample" if args.delta is not None else None,
         "p_hat": p_hat,
         "epsilon": float(args.epsilon),
         "delta": delta,
@@ -126,6 +141,10 @@ def run(args: argparse.Namespace) -> int:
         "disclosure": res.disclosure(),
         "design_data": res.info["design_data"],
     }
+    if args.dp_epsilon is not None:  # only the DP release may leave: no exact counts, no exact m
+        del out["counts"]
+        out.update(m=est.m, prior_source=est.prior_source, prior_params=est.prior_params)
+        m = est.m
     if args.compare:
         cmp = pml.compare_with_ldp(res)
         out["ldp_comparison"] = {"optimal_ldp": cmp.optimal_ldp, "randomized_response": cmp.randomized_response,
@@ -138,9 +157,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    print(f"estimate from m={m} samples over {n} categories: "
-          + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
-    print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, core paper eq. (7))" if delta is not None else ""))
+    what = (f"{args.dp_epsilon:g}-DP estimate (noisy counts; at least m={m} records)" if args.dp_epsilon is not None
+            else f"estimate from m={m} samples")
+    print(f"{what} over {n} categories: " + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
+    how = "widened for the DP noise, docs/design.md section 11" if args.dp_epsilon is not None else "core paper eq. (7)"
+    print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, {how})" if delta is not None else ""))
     if res.sense == "min":
         bound = f"lower bound {res.lower_bound:.6g}" if np.isfinite(res.lower_bound) else "no lower bound"
         print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} error per report = "
@@ -177,7 +198,28 @@ def _fingerprint(args: argparse.Namespace, counts: Any, n_columns: int) -> dict:
 
     if args.counts is not None:
         return {"kind": None, "why": "designed from counts: no records to fingerprint"}
+    if args.dp_epsilon is not None:  # a hash of the records is no DP release: keep none
+        return {"kind": None, "why": "P-hat from a DP release of the counts (--dp-epsilon): a hash of the design "
+                                     "records would not be covered by their DP guarantee"}
     return file_fingerprint(args.csv if args.csv is not None else args.parquet, counts, n_columns)
+
+
+def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
+    """The counts re-indexed on the public ``--categories`` list (absent categories count 0)."""
+    import numpy as np  # noqa: PLC0415
+
+    cats = [c.strip() for c in spec.split(",")]
+    if len(cats) < 2 or any(not c for c in cats) or len(set(cats)) != len(cats):
+        raise CliError(f"argument --categories: need at least 2 distinct, non-empty names, got {spec!r}")
+    index = {c: i for i, c in enumerate(cats)}
+    outside = [lab for lab, cnt in zip(labels, counts) if str(lab) not in index and cnt > 0]
+    if outside:
+        raise CliError(f"argument --categories: the data hold {len(outside)} value(s) outside the list")
+    out = np.zeros(len(cats), dtype=np.int64)
+    for lab, cnt in zip(labels, counts):
+        if str(lab) in index:
+            out[index[str(lab)]] += int(cnt)
+    return cats, out
 
 
 def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: float | None, m: int,

@@ -4,8 +4,9 @@ Implements: k-subset selection (SS) of S. Wang, L. Huang, P. Wang, Y. Nie, H. Xu
 "Mutual information optimally local private discrete distribution estimation", arXiv:1607.08025 (2016), and
 M. Ye, A. Barg, "Optimal schemes for discrete distribution estimation under locally differential privacy",
 IEEE Trans. Inf. Theory 64(8), 2018: report a k-subset ``S`` with ``P(S | x) ∝ e^ε`` if ``x ∈ S`` else ``1``. It
-is a pure protocol (derivation of p*, q* in ``docs/ldp.md``), so the estimator and variance of [WBLJ17]
-Theorem 2 (:class:`~.base.FrequencyOracle`) apply.
+is a pure protocol (derivation of p*, q* in ``docs/ldp.md``; computed by
+:func:`pml_design.priors.subset_selection_constants`, which the radius of a ball built on its reports shares),
+so the estimator and variance of [WBLJ17] Theorem 2 (:class:`~.base.FrequencyOracle`) apply.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..._validation import as_generator, check_positive_int
+from ...priors import subset_selection_constants
 from .base import (
     CHUNK_ELEMENTS,
     FrequencyOracle,
@@ -31,22 +33,14 @@ from .base import (
 __all__ = ["SubsetSelection", "subset_selection"]
 
 
-def _ss_constants(n: int, k: int, t: float, s: float) -> tuple[float, float, float]:
-    """(p*, q*, p* − q*) of k-subset selection with ``t = e^{−ε}``, ``s = 1 − t`` (docs/ldp.md)."""
-    d = k + (n - k) * t
-    p = k / d
-    q = k * ((k - 1) + (n - k) * t) / ((n - 1) * d)
-    return p, q, k * (n - k) * s / ((n - 1) * d)
-
-
 def _ss_default_k(n: int, epsilon: float) -> int:
     """``k ∈ {⌊N/(e^ε+1)⌋, ⌈N/(e^ε+1)⌉} ∩ [1, N − 1]`` with the smaller MSE at the uniform distribution."""
-    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
+    t = math.exp(-epsilon)
     k0 = n * t / (1.0 + t)
     cands = sorted({min(max(c, 1), n - 1) for c in (math.floor(k0), math.ceil(k0))})
 
     def total(k: int) -> float:  # n · MSE at the uniform distribution (fixed data set)
-        return float(np.sum(_pure_variance(*_ss_constants(n, k, t, s), np.full(n, 1.0 / n))))
+        return float(np.sum(_pure_variance(*subset_selection_constants(n, k, epsilon), np.full(n, 1.0 / n))))
 
     return min(cands, key=total)
 
@@ -87,7 +81,7 @@ class SubsetSelection(FrequencyOracle):
 
     @property
     def _constants(self) -> tuple[float, float, float]:
-        return _ss_constants(self.n, int(self.k), self._t, self._s)  # type: ignore[arg-type]
+        return subset_selection_constants(self.n, int(self.k), self.epsilon)  # type: ignore[arg-type]
 
     @property
     def p_star(self) -> float:

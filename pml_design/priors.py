@@ -1,0 +1,367 @@
+"""Radii of the ℓ1 uncertainty ball when P̂ is not a public sample: a DP release of the design counts, or the
+reports of a first cohort answering through an LDP frequency oracle.
+
+Implements: the core paper's Theorem 2 / eq. (7) argument (``‖Q − P‖₁ = 2 max_A (Q(A) − P(A))``, a union over
+the ``2^N − 2`` subsets, one Chernoff bound per subset) extended to noisy estimates; the derivations are in
+``docs/design.md`` ("Where P̂ comes from"):
+
+* ``"dp"`` — the counts ``c`` of m design records are released as ``c̃ = c + Z``, ``Z_i`` i.i.d. discrete
+  Laplace ``P(Z = z) ∝ e^{−ε₀|z|}`` (ε₀-DP for add/remove-one-record neighbours: the histogram has ℓ1
+  sensitivity 1); ``P̂ = c̃⁺/Σc̃⁺`` (clip at 0, renormalise). :func:`dp_ball_radius` bounds the sampling and
+  the noise in *one* Chernoff bound per subset (variances add, so the widening is second order), and
+  :func:`dp_count_margin` gives the one-sided (1 − δ₂) bound T on ``ΣZ``, so that ``m ≥ Σc̃ − T`` (m itself
+  is private). The ball contains P with probability ≥ 1 − δ₁ − δ₂.
+* ``"ldp reports"`` — n₁ users answer through an ε₁-LDP pure protocol (GRR, k-subset selection):
+  :func:`ldp_ball_radius` bounds ``‖f̂ − P‖₁ = max_σ σ·(f̂ − P)`` over the ``2^N − 2`` non-constant sign
+  vectors σ with the exact moment generating function of one report (hypergeometric mixture), and the
+  Euclidean projection onto the simplex does not increase the ℓ1 distance to any distribution when
+  ``Σ f̂ = 1``. Other pure protocols get the looser coordinate-wise bound :func:`ldp_generic_radius`.
+
+The Chernoff exponents are minimised over a fixed grid of λ: any λ gives a valid bound, so the grid only
+costs sharpness, never validity; the radius is found by bisection and the returned end is the one that
+satisfies the bound. Everything here is deterministic, so a mechanism file's radius can be re-derived from
+its stored parameters (:func:`pml_design.estimation.prior_radius`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from ._validation import check_delta, check_positive_int, check_positive_real, fmt
+
+__all__ = [
+    "DP_NEIGHBOURING",
+    "dp_ball_radius",
+    "dp_count_margin",
+    "dp_prior_radius",
+    "dp_release_counts",
+    "ldp_ball_radius",
+    "ldp_generic_radius",
+    "subset_selection_constants",
+]
+
+#: The neighbouring relation of the DP release (the histogram's ℓ1 sensitivity is 1 under it).
+DP_NEIGHBOURING: str = "add/remove one record"
+#: Points of the λ grid of the Chernoff bounds (geometric).
+LAMBDA_GRID: int = 1201
+#: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).
+EXACT_MGF_WORK: float = 3e7
+#: Points of the grid of β_s/β in the split bound of :func:`dp_ball_radius`.
+SPLIT_GRID: int = 99
+#: Bisection steps for a radius (the interval [0, 2] is halved this many times).
+BISECTION_STEPS: int = 56
+
+
+def _log_binom(n: int) -> np.ndarray:
+    """``log C(n, j)`` for j = 1, …, n − 1."""
+    j = np.arange(1, n)
+    return gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0)
+
+
+def _solve_radius(log_failure, delta: float) -> float:  # type: ignore[no-untyped-def]
+    """Smallest β in [0, 2] (up to bisection) with ``log_failure(β) ≤ log δ``; ``inf`` if even β = 2 fails.
+
+    ``log_failure`` must be non-increasing in β. The returned end satisfies the bound (conservative).
+    """
+    target = math.log(delta)
+    if log_failure(2.0) > target:
+        return math.inf
+    lo, hi = 0.0, 2.0
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if log_failure(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# ----------------------------------------------------------------------------------------------------------
+# "dp": discrete Laplace noise on the design counts
+# ----------------------------------------------------------------------------------------------------------
+def _dlap_log_mgf(lam: np.ndarray, t: float) -> np.ndarray:
+    """``log E e^{λZ}`` of the discrete Laplace ``P(Z = z) = (1−t)/(1+t) t^{|z|}`` (finite for ``t e^λ < 1``)."""
+    return 2.0 * math.log1p(-t) - np.log1p(-t * np.exp(lam)) - np.log1p(-t * np.exp(-lam))
+
+
+def _dlap_pos_log_mgf(lam: np.ndarray, t: float) -> np.ndarray:
+    """``log E e^{λ max(Z, 0)}`` = ``log[1/(1+t) + (1−t) t e^λ / ((1+t)(1 − t e^λ))]``."""
+    te = t * np.exp(lam)
+    return np.log(1.0 / (1.0 + t) + (1.0 - t) * te / ((1.0 + t) * (1.0 - te)))
+
+
+def _dp_lambda_grid(eps0: float) -> np.ndarray:
+    top = min(eps0 * (1.0 - 1e-9), 60.0)
+    return np.geomspace(top * 1e-9, top, LAMBDA_GRID)
+
+
+def dp_count_margin(support_size: int, dp_epsilon: float, delta: float) -> int:
+    """Smallest integer T with ``P(Σ_{i<N} Z_i > T) ≤ δ`` for N i.i.d. discrete Laplace(ε₀) variables (Chernoff).
+
+    ``P(ΣZ ≥ T + 1) ≤ inf_{0<λ<ε₀} exp(N log E e^{λZ} − λ(T + 1))``. With the noisy total ``Σc̃ = m + ΣZ`` of
+    the DP release, ``m ≥ Σc̃ − T`` with probability ≥ 1 − δ.
+
+    Implements: docs/design.md, "A differentially private P̂" (the private record count).
+    """
+    n = check_positive_int(support_size, "support_size", minimum=1)
+    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    d = check_delta(delta)
+    t = math.exp(-eps0)
+    lam = _dp_lambda_grid(eps0)
+    psi = n * _dlap_log_mgf(lam, t)
+    # smallest x = T + 1 with min_λ (psi − λ x) ≤ log δ, i.e. x ≥ min_λ (psi − log δ)/λ
+    x = float(np.min((psi - math.log(d)) / lam))
+    return max(int(math.ceil(x)) - 1, 0)
+
+
+def dp_ball_radius(m: int, support_size: int, dp_epsilon: float, delta: float) -> float:
+    """Radius β with ``P(‖P̂ − P‖₁ ≥ β) ≤ δ`` for ``P̂ = c̃⁺/Σc̃⁺``, ``c̃ = c + Z`` (discrete Laplace at ε₀).
+
+    The smaller failure bound of two (docs/design.md, "A differentially private P̂"), each valid:
+
+    * joint: for every non-empty proper subset A with k elements, sampling and noise in one Chernoff bound
+
+          ``P(P̂(A) − P(A) ≥ β/2) ≤ inf_{0<λ<ε₀} exp(m(λ²/8 − λβ/2) + k log E e^{λZ⁺} + (N − k) log E e^{λZ})``
+
+      (Hoeffding's lemma for the m records, the exact MGFs of the noise), union over the ``C(N, k)`` subsets;
+    * split: ``β = β_s + β_n`` with eq. (7)'s ``(2^N − 2) e^{−mβ_s²/2}`` for the sampling and, for the noise,
+      ``‖P̂ − c/m‖₁ ≤ 2 max(ΣZ⁺, ΣZ⁻)/m`` (no union over subsets), so
+      ``2 inf_{0<λ<ε₀} exp(N log E e^{λZ⁺} − λmβ_n/2)``; β_s/β on a fixed grid.
+
+    The joint bound wins when the noise is small against the sampling error (the widening is then second
+    order), the split one when it dominates (small ε₀: λ < ε₀ caps the joint bound). Reduces to eq. (7)
+    (corrected) as ε₀ → ∞.
+
+    Parameters
+    ----------
+    m : int
+        Number of design records (or a lower bound on it: the radius is non-increasing in m).
+    support_size : int
+        Alphabet size N ≥ 2.
+    dp_epsilon : float
+        ε₀ > 0 of the release.
+    delta : float
+        Failure probability δ₁ in (0, 1].
+
+    Returns
+    -------
+    float
+        β in (0, 2], or ``inf`` when no β ≤ 2 reaches δ.
+    """
+    m = check_positive_int(m, "m")
+    n = check_positive_int(support_size, "support_size", minimum=2)
+    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    d = check_delta(delta)
+    t = math.exp(-eps0)
+    lam = _dp_lambda_grid(eps0)
+    pos = _dlap_pos_log_mgf(lam, t)
+    k = np.arange(1, n)[:, None]
+    base = k * pos[None, :] + (n - k) * _dlap_log_mgf(lam, t)[None, :] + m * lam[None, :] ** 2 / 8.0  # (N−1, G)
+    logc = _log_binom(n)
+    log_subsets = float(logsumexp(logc))
+    share = np.linspace(0.0, 1.0, SPLIT_GRID + 2)[1:-1, None]  # β_s/β
+
+    def log_failure(beta: float) -> float:
+        joint = float(logsumexp(logc + np.minimum(np.min(base - m * lam[None, :] * beta / 2.0, axis=1), 0.0)))
+        sampling = log_subsets - m * (share[:, 0] * beta) ** 2 / 2.0
+        noise = math.log(2.0) + np.min(n * pos[None, :] - lam[None, :] * m * (1.0 - share) * beta / 2.0, axis=1)
+        split = float(np.min(np.logaddexp(sampling, noise)))
+        return min(joint, split, 0.0)
+
+    return _solve_radius(log_failure, d)
+
+
+def dp_prior_radius(noisy_total: int, support_size: int, dp_epsilon: float, delta_ball: float,
+                    delta_total: float) -> tuple[float, int]:
+    """Radius of the ball around a DP-released P̂, and the lower bound on m it uses.
+
+    ``m_low = Σc̃ − T(δ₂)`` (:func:`dp_count_margin`), ``β = dp_ball_radius(m_low, N, ε₀, δ₁)``: the ball
+    contains P with probability ≥ 1 − δ₁ − δ₂ (docs/design.md).
+
+    Returns
+    -------
+    (radius, m_low)
+
+    Raises
+    ------
+    ValueError
+        If ``m_low < 1`` (too few records for this ε₀: the noise may account for all of them).
+    """
+    total = int(noisy_total)
+    n = check_positive_int(support_size, "support_size", minimum=2)
+    margin = dp_count_margin(n, dp_epsilon, delta_total)
+    m_low = total - margin
+    if m_low < 1:
+        raise ValueError(f"dp_epsilon={dp_epsilon!r}: the noisy record count {total} minus its margin {margin} "
+                         "leaves no record; use more design records or a larger dp_epsilon")
+    return dp_ball_radius(m_low, n, dp_epsilon, delta_ball), m_low
+
+
+def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) -> np.ndarray:
+    """``c + Z``: the counts with i.i.d. discrete Laplace noise of scale 1/ε₀ (ε₀-DP, add/remove neighbours).
+
+    With ``rng=None`` (the default, what a release must use) the noise comes from OpenDP's exact integer
+    sampler (``make_laplace`` on an integer vector domain, OS randomness; no floating-point Laplace, which is
+    attackable). A seed or Generator gives reproducible noise as the difference of two geometric variables
+    from numpy: for tests and simulations only — whoever knows the seed can remove the noise.
+
+    Implements: the discrete Laplace (two-sided geometric) mechanism, Ghosh, Roughgarden & Sundararajan 2009;
+    OpenDP ``opendp.measurements.make_laplace`` (integer domains sample exactly).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (N,)
+    """
+    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    c = np.asarray(counts)
+    if c.ndim != 1 or not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
+        raise ValueError(f"counts must be a 1-D array of non-negative integers, got {fmt(c)}")
+    c = c.astype(np.int64)
+    if rng is None:
+        import opendp.prelude as dp  # noqa: PLC0415 - only a release needs it
+
+        dp.enable_features("contrib")
+        space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
+        meas = dp.m.make_laplace(*space, scale=1.0 / eps0)
+        return np.asarray(meas([int(v) for v in c]), dtype=np.int64)
+    from ._validation import as_generator  # noqa: PLC0415
+
+    gen = as_generator(rng)
+    p = -math.expm1(-eps0)  # success probability of the geometric on {1, 2, …}: P(G ≥ g) = t^{g−1}
+    z = gen.geometric(p, size=c.shape) - gen.geometric(p, size=c.shape)
+    return c + z.astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# "ldp reports": a pure protocol (GRR = subset selection with k = 1)
+# ----------------------------------------------------------------------------------------------------------
+def subset_selection_constants(n: int, k: int, epsilon: float) -> tuple[float, float, float]:
+    """``(p*, q*, p* − q*)`` of k-subset selection over N values at ε (k = 1: GRR); see docs/ldp.md.
+
+    ``p* = k/(k + (N − k)e^{−ε})``, ``q* = k((k − 1) + (N − k)e^{−ε}) / ((N − 1)(k + (N − k)e^{−ε}))``.
+    """
+    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
+    d = k + (n - k) * t
+    p = k / d
+    q = k * ((k - 1) + (n - k) * t) / ((n - 1) * d)
+    return p, q, k * (n - k) * s / ((n - 1) * d)
+
+
+def _log_lchoose(a: object, b: object) -> np.ndarray:
+    return gammaln(np.asarray(a) + 1.0) - gammaln(np.asarray(b) + 1.0) - gammaln(np.asarray(a) - np.asarray(b) + 1.0)
+
+
+def _log_hypergeom(h: np.ndarray, total: int, good: int, draws: int) -> np.ndarray:
+    """``log P(H = h)`` for H hypergeometric: ``draws`` from ``total`` items of which ``good`` are marked."""
+    return _log_lchoose(good, h) + _log_lchoose(total - good, draws - h) - _log_lchoose(total, draws)
+
+
+def _ss_report_log_mgf(n: int, k: int, epsilon: float, lam: np.ndarray) -> np.ndarray:
+    """Per-report bound ψ_j(λ) on ``log E exp(λ σ·(g(Y) − P))`` for σ with j = 1…N−1 entries +1; (N−1, G).
+
+    ``g(y)_v = (1{v ∈ S(y)} − q*)/(p* − q*)`` is one report's term of the unbiased estimator, so
+    ``σ·g(y) = (2 #{v ∈ S(y): σ_v = +1} − k − q*(2j − N))/(p* − q*)``. Minimum of two valid bounds:
+    (a) the exact conditional MGF of ``σ·g(Y) − σ_x`` given the input x (mean 0; a mixture of two
+    hypergeometric laws), maximised over ``σ_x = ±1``, times Hoeffding's ``e^{λ²/2}`` for ``σ_X − σ·P``
+    (range 2); (b) Hoeffding's lemma for ``σ·g(Y)`` on its range ``2ρ_j/(p* − q*)``,
+    ``ρ_j = min(k, j) − max(0, k − N + j)``. Part (a) costs O(N k) per λ: it is evaluated on every s-th point
+    of the λ grid only, s chosen to keep the work under :data:`EXACT_MGF_WORK` (the other points keep (b);
+    every λ gives a valid bound).
+    """
+    p, q, gap = subset_selection_constants(n, k, epsilon)
+    j_all = np.arange(1, n)
+    rho = np.minimum(k, j_all) - np.maximum(0, k - (n - j_all))
+    out = lam[None, :] ** 2 * ((2.0 * rho / gap) ** 2 / 8.0)[:, None]
+    step = max(1, math.ceil(4.0 * n * (k + 1) * lam.shape[0] / EXACT_MGF_WORK))
+    sub = lam[::step]
+    for j in j_all:
+        worst = np.full(sub.shape[0], -np.inf)
+        for s, jo in ((1, j - 1), (-1, j)):  # σ_x, and how many of the N − 1 other values have σ = +1
+            vals, logw = [], []
+            # with probability p*: S = {x} ∪ (k − 1 others); else k others (uniform subsets of the others)
+            for r, w, extra in ((k - 1, p, int(s == 1)), (k, 1.0 - p, 0)):
+                h = np.arange(max(0, r - (n - 1 - jo)), min(r, jo) + 1)
+                if w <= 0 or h.size == 0:
+                    continue
+                vals.append((2.0 * (h + extra) - k - q * (2 * j - n)) / gap - s)
+                logw.append(math.log(w) + _log_hypergeom(h, n - 1, jo, r))
+            v, lw = np.concatenate(vals), np.concatenate(logw)
+            worst = np.maximum(worst, logsumexp(lw[None, :] + sub[:, None] * v[None, :], axis=1))
+        out[j - 1, ::step] = np.minimum(out[j - 1, ::step], sub**2 / 2.0 + worst)
+    return out
+
+
+def _ldp_lambda_grid(gap: float) -> np.ndarray:
+    return np.geomspace(1e-9, 1e3, LAMBDA_GRID) * gap
+
+
+def ldp_ball_radius(support_size: int, k: int, ldp_epsilon: float, n_reports: int, delta: float) -> float:
+    """Radius β with ``P(‖P̂ − P‖₁ ≥ β) ≤ δ`` for P̂ from n₁ reports of k-subset selection (k = 1: GRR).
+
+    ``P̂`` is the Euclidean projection onto the simplex of the unbiased estimate ``f̂`` ([WBLJ17] Thm. 2);
+    ``Σ f̂ = 1`` for these oracles, so the projection is not farther from any distribution in ℓ1. Then
+    ``‖f̂ − P‖₁ = max_σ σ·(f̂ − P)`` over the ``2^N − 2`` non-constant sign vectors (constant ones give 0),
+    and for each: ``P(σ·(f̂ − P) ≥ β) ≤ exp(n₁ inf_λ (ψ_j(λ) − λβ))`` with the per-report bound ψ_j of
+    docs/design.md ("P̂ from a first cohort's LDP reports"). Reduces to eq. (7) (corrected) with m = n₁ for
+    GRR as ε₁ → ∞.
+
+    Parameters
+    ----------
+    support_size : int
+        Alphabet size N ≥ 2.
+    k : int
+        Subset size in [1, N − 1] (1 is GRR).
+    ldp_epsilon : float
+        ε₁ > 0 of the oracle.
+    n_reports : int
+        Number of reports n₁.
+    delta : float
+        Failure probability in (0, 1].
+
+    Returns
+    -------
+    float
+        β in (0, 2], or ``inf`` when no β ≤ 2 reaches δ.
+    """
+    n = check_positive_int(support_size, "support_size", minimum=2)
+    k = check_positive_int(k, "k")
+    if k > n - 1:
+        raise ValueError(f"k must be <= support_size - 1 = {n - 1}, got {k}")
+    eps1 = check_positive_real(ldp_epsilon, "ldp_epsilon")
+    n1 = check_positive_int(n_reports, "n_reports")
+    d = check_delta(delta)
+    lam = _ldp_lambda_grid(subset_selection_constants(n, k, eps1)[2])
+    psi = _ss_report_log_mgf(n, k, eps1, lam)
+    logc = _log_binom(n)
+
+    def log_failure(beta: float) -> float:
+        g = n1 * np.min(psi - lam[None, :] * beta, axis=1)
+        return float(logsumexp(logc + np.minimum(g, 0.0)))
+
+    return _solve_radius(log_failure, d)
+
+
+def ldp_generic_radius(support_size: int, gap: float, n_reports: int, delta: float) -> float:
+    """Coordinate-wise radius for any pure protocol (support counts ``C_v ~ Bin(n₁, q* + (p* − q*)P_v)``).
+
+    Hoeffding per coordinate and a union over the N coordinates: ``|f̂_v − P_v| ≤ τ/(p* − q*)`` with
+    ``τ = sqrt(log(2N/δ)/(2n₁))`` for all v with probability ≥ 1 − δ. The estimate is shifted to sum to one
+    (``f̃ = f̂ + (1 − Σf̂)/N``, at most doubling the ℓ1 error) and projected onto the simplex, so
+    ``β = 2Nτ/(p* − q*)``. Valid for every pure protocol, loose (linear in N); used for oracles without a
+    sharper bound here.
+
+    Returns
+    -------
+    float
+        β, or ``inf`` when it exceeds 2.
+    """
+    n = check_positive_int(support_size, "support_size", minimum=2)
+    g = check_positive_real(gap, "gap")
+    n1 = check_positive_int(n_reports, "n_reports")
+    d = check_delta(delta)
+    beta = 2.0 * n * math.sqrt(math.log(2.0 * n / d) / (2.0 * n1)) / g
+    return beta if beta <= 2.0 else math.inf
+

@@ -1,0 +1,165 @@
+"""design_from_samples(dp_epsilon=), design_from_reports and `pml-design design --dp-epsilon` (issue 22, items 3–4)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design import priors as pr
+from pml_design.cli import main
+from pml_design.estimation import l1_radius, prior_radius
+
+P4 = np.array([0.4, 0.3, 0.2, 0.1])
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return np.random.default_rng(0).choice(4, 5000, p=P4)
+
+
+# ----------------------------------------------------------------------------------------------- DP P̂
+def test_design_from_samples_dp(samples):
+    est = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0, rng=5)
+    assert est.prior_source == "dp"
+    p = est.prior_params
+    assert p["dp_epsilon"] == 1.0 and p["delta_ball"] + p["delta_total"] == pytest.approx(1e-6)
+    assert est.radius == prior_radius("dp", 4, 1e-6, p)  # re-derivable from what is stored
+    assert est.m == p["noisy_total"] - pr.dp_count_margin(4, 1.0, p["delta_total"])
+    assert l1_radius(5000, 4, 1e-6) < est.radius < 1.05 * l1_radius(5000, 4, 1e-6)
+    assert np.abs(est.p_hat - np.bincount(samples, minlength=4) / 5000).sum() < 0.01
+    assert est.result.certified_epsilon <= 1.0 + 1e-9
+    assert est.result.uncertainty.radius == est.radius
+    s = est.statement()
+    assert "1-DP for the design records" in s and "(1, 1e-06)-PML for every released record" in s
+    assert est.result.info["prior_source"] == "dp" and est.result.info["m"] == est.m
+    # the default sampler is OpenDP's (no seed): same structure
+    est2 = pml.design_from_samples({"a": 2000, "b": 3000}, None, 1.0, 1e-6, counts=True, dp_epsilon=0.5)
+    assert est2.labels == ("a", "b") and est2.prior_source == "dp" and est2.p_hat[0] == pytest.approx(0.4, abs=0.01)
+    public = pml.design_from_samples(samples, 4, 1.0, 1e-6)
+    assert public.prior_source == "public sample" and public.prior_params == {"m": 5000}
+    assert public.radius == prior_radius("public sample", 4, 1e-6, public.prior_params)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "1"])
+def test_design_from_samples_bad_dp_epsilon(samples, bad):
+    with pytest.raises((ValueError, TypeError), match="dp_epsilon"):
+        pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=bad)
+
+
+def test_design_from_samples_dp_needs_public_categories_and_enough_records():
+    with pytest.raises(ValueError, match="public list of categories"):
+        pml.design_from_samples(["a", "b", "a"] * 100, None, 1.0, 1e-3, dp_epsilon=1.0)
+    with pytest.raises(ValueError, match="no record|rules out no distribution|noisy count <= 0"):
+        pml.design_from_samples([3, 2, 1, 4], 4, 1.0, 1e-6, counts=True, dp_epsilon=0.1, rng=0)
+    est = pml.design_from_samples(pd_categorical(), None, 1.0, 1e-3, dp_epsilon=2.0, rng=1, allow_zero=True)
+    assert est.labels == ("x", "y", "z")
+
+
+def pd_categorical():
+    import pandas as pd
+
+    return pd.Categorical(["x"] * 3000 + ["y"] * 2000, categories=["x", "y", "z"])
+
+
+# ------------------------------------------------------------------------------------------- LDP reports
+@pytest.mark.parametrize("oracle", [pml.grr(4, 2.0), pml.subset_selection(4, 1.0, k=2)])
+def test_design_from_reports(oracle, samples):
+    x = np.tile(samples, 4)
+    reports = oracle.privatize(x, rng=3)
+    est = pml.design_from_reports(reports, oracle, 1.0, 1e-3, categories=["a", "b", "c", "d"])
+    assert est.prior_source == "ldp reports" and est.m == x.size
+    assert est.radius == prior_radius("ldp reports", 4, 1e-3, est.prior_params)
+    assert est.prior_params["oracle"] == ("GRR" if oracle.name == "GRR" else "SS")
+    assert np.allclose(est.p_hat, oracle.estimate(reports))  # P̂ is the oracle's projected estimate
+    assert np.abs(est.p_hat - P4).sum() < est.radius
+    assert est.labels == ("a", "b", "c", "d") and est.result.certified_epsilon <= 1.0 + 1e-9
+    assert f"-LDP for the first cohort's m={x.size} reports" in est.statement()
+    assert "design_from_reports" in pml.__all__
+
+
+def test_design_from_reports_generic_pure_protocol(samples):
+    """An oracle without a sharp bound here (OUE; Hadamard response takes the same path): shift, project, generic radius."""
+    oracle = pml.oue(4, 2.0)
+    reports = oracle.privatize(np.tile(samples, 20), rng=1)
+    est = pml.design_from_reports(reports, oracle, 1.0, 1e-2, allow_zero=True)
+    assert set(est.prior_params) == {"oracle", "ldp_epsilon", "n_reports", "p_star", "q_star"}
+    assert est.radius == pytest.approx(pr.ldp_generic_radius(4, oracle.gap, 100000, 1e-2))
+    assert est.p_hat.sum() == pytest.approx(1.0)
+
+
+def test_design_from_reports_bad_inputs(samples):
+    grr, ss = pml.grr(4, 2.0), pml.subset_selection(4, 1.0, k=2)
+    cases = [
+        (ss.privatize(samples, rng=1), grr, "reports do not match the oracle GRR"),  # wrong oracle
+        (grr.privatize(samples, rng=1), ss, "reports do not match the oracle SS"),
+        (grr.privatize(samples, rng=1), pml.grr(3, 2.0), r"reports must lie in \[0, 3\)"),  # wrong alphabet
+        (np.array([0.5, 1.0]), grr, "reports do not match"),
+        (grr.privatize(samples[:20], rng=1), grr, "too few"),
+    ]
+    for reports, oracle, msg in cases:
+        with pytest.raises(ValueError, match=msg) as info:
+            pml.design_from_reports(reports, oracle, 1.0, 1e-6)
+        assert "\n" not in str(info.value)
+    with pytest.raises(TypeError, match="oracle must be a FrequencyOracle"):
+        pml.design_from_reports([0, 1], "grr", 1.0, 1e-3)
+    with pytest.raises(ValueError, match="categories has 3 entries"):
+        pml.design_from_reports(grr.privatize(samples, rng=1), grr, 1.0, 1e-3, categories=["a", "b", "c"])
+    with pytest.raises(ValueError, match="delta must be < 1"):
+        pml.design_from_reports(grr.privatize(samples, rng=1), grr, 1.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------------- CLI
+def test_cli_design_dp_epsilon_end_to_end(capsys, tmp_path):
+    counts = tmp_path / "counts.csv"
+    counts.write_text("a,2000\nb,1500\nc,1000\nd,500\n")
+    prefix = tmp_path / "mech"
+    code = main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-6", "--dp-epsilon", "1",
+                 "--json", "-o", str(prefix)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert "counts" not in out and out["prior_source"] == "dp"
+    assert out["m"] < 5000 and out["radius"] == prior_radius("dp", 4, 1e-6, out["prior_params"])
+    assert "1-DP for the design records" in out["statement"]
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    assert "counts" not in doc and doc["m"] == out["m"] and "1-DP for the design records" in doc["statement"]
+    # a CSV column needs the public category list; values outside it are refused
+    data = tmp_path / "d.csv"
+    data.write_text("city\n" + "\n".join(["x"] * 3000 + ["y"] * 2000) + "\n")
+    assert main(["design", "--csv", str(data), "--column", "city", "--epsilon", "1", "--delta", "1e-6",
+                 "--dp-epsilon", "1"]) == 2
+    assert "--categories" in capsys.readouterr().err
+    assert main(["design", "--csv", str(data), "--column", "city", "--epsilon", "1", "--delta", "1e-6",
+                 "--dp-epsilon", "1", "--categories", "x,y,z", "--allow-zero"]) == 0
+    assert "1-DP estimate" in capsys.readouterr().out
+    assert main(["design", "--csv", str(data), "--column", "city", "--epsilon", "1", "--delta", "1e-6",
+                 "--dp-epsilon", "1", "--categories", "x,z"]) == 2
+    assert "outside the list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "abc"])
+def test_cli_bad_dp_epsilon_one_line(capsys, tmp_path, value):
+    counts = tmp_path / "counts.csv"
+    counts.write_text("a,20\nb,15\n")
+    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-3", "--dp-epsilon", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "argument --dp-epsilon" in err and err.count("\n") == 0
+    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "--dp-epsilon", "1"]) == 2
+    assert "needs --delta" in capsys.readouterr().err
+
+
+def test_readme_private_prior_section_runs(capsys):
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text.split("## No public sample", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "1-DP for the design records" in out and "1-LDP for the first cohort's m=20000 reports" in out
