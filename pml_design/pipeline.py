@@ -101,9 +101,10 @@ class EstimatedDesign:
         """The (ε, δ)-PML statement the mechanism carries."""
         return pml_statement(self.epsilon, self.delta, self.radius, self.m)
 
-    def save(self, path: object, *, extra: dict | None = None) -> object:
+    def save(self, path: object, *, extra: dict | None = None, overwrite: bool = False) -> object:
         """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path."""
-        return self.result.save(path, delta=self.delta, m=self.m, extra=extra)  # type: ignore[attr-defined]
+        return self.result.save(path, delta=self.delta, m=self.m, extra=extra,  # type: ignore[attr-defined]
+                                overwrite=overwrite)
 
 
 def _sorted_if_possible(values: list) -> list:

@@ -385,7 +385,7 @@ BAD_DEPLOY = [
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
      {"F": "id,colour\n1,red\n2,blue,extra\n"}, "cannot read it as CSV"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "F"], {"F": "id,colour\n1,red\n"},
-     "argument --output: must differ"),
+     "refusing to overwrite an input"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "NODIR"], {"F": "id,colour\n1,red\n"},
      "argument --output: directory does not exist"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT", "--seed", "-1"],

@@ -22,7 +22,9 @@ def add_parser(sub: Any) -> None:
     _deploy_arguments(p)
     p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
                    "result does not depend on the batch size")
-    p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV)")
+    p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
+                   "never an input, never a directory")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
     p.set_defaults(func=run_privatize)
 
@@ -80,7 +82,7 @@ def run_privatize(args: argparse.Namespace) -> int:
     mech, source = _data_source(args)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
-                           progress=_show_progress(args))
+                           progress=_show_progress(args), overwrite=args.force)
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),

@@ -102,7 +102,7 @@ def _json_labels(labels: tuple, name: str) -> list:
 
 
 def save_mechanism(result: object, path: object, *, delta: float | None = None, m: int | None = None,
-                   extra: dict | None = None) -> pathlib.Path:
+                   extra: dict | None = None, overwrite: bool = False) -> pathlib.Path:
     """Write a designed mechanism as a mechanism file (JSON, with a content hash), atomically.
 
     Parameters
@@ -117,6 +117,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     extra : dict, optional
         More JSON-able fields to keep in the file (e.g. where the data came from); covered by the hash; may
         not replace a standard field.
+    overwrite : bool, default False
+        Replace an existing file that is not a mechanism file (an existing mechanism file is replaced anyway;
+        a directory is always refused, see :func:`pml_design.deploy.output.check_output_path`).
 
     Returns
     -------
@@ -125,7 +128,10 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     from .. import __version__  # noqa: PLC0415
     from ..pipeline import EstimatedDesign, pml_statement  # noqa: PLC0415
     from ..uncertainty import L1Ball  # noqa: PLC0415
+    from .output import check_output_path, is_mechanism_file  # noqa: PLC0415
 
+    target = check_output_path(path, own_kind=is_mechanism_file, kind="pml-design mechanism file",
+                               overwrite=overwrite)
     if isinstance(result, EstimatedDesign):
         delta = result.delta if delta is None else delta
         m = result.m if m is None else m
@@ -179,7 +185,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     doc = _plain(doc)
     doc["sha256"] = content_hash(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    return _write_atomically(pathlib.Path(os.fspath(path)), text)  # type: ignore[arg-type]
+    return _write_atomically(target, text)
 
 
 def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[int, pathlib.Path]:

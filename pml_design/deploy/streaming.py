@@ -256,24 +256,26 @@ def _write_csv_batch(batch: Any, sink: Any, delimiter: str) -> None:
 
 
 def privatize_table(source: TableSource, column: str, mechanism: Any, output: object, rng: np.random.Generator,
-                    *, progress: bool = False) -> int:
+                    *, progress: bool = False, overwrite: bool = False) -> int:
     """Write ``source`` to ``output`` with ``column`` replaced by privatized labels; returns the row count.
 
     Implements: the local model of the core paper (Section II), ``Y ∼ P_{Y|X=x}`` per record, by
     :meth:`pml_design.Mechanism.privatize_codes` batch by batch. ``output`` is Parquet if it ends in
     ``.parquet``/``.pq``, else CSV with the input's delimiter. Nothing is left at ``output`` on failure.
+    ``output`` is never the input file nor the mechanism's file (resolved paths); an existing
+    ``output`` is replaced only with ``overwrite=True`` (``--force``).
     """
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     from .file import temporary_sibling  # noqa: PLC0415
+    from .output import check_output_path  # noqa: PLC0415
 
     name = source.resolve(column)
-    target = pathlib.Path(os.fspath(output))  # type: ignore[arg-type]
-    if not target.parent.is_dir():
-        raise TableError(f"argument --output: directory does not exist: {target.parent}")
-    if target.exists() and target.resolve() == source.path.resolve():
-        raise TableError(f"argument --output: must differ from the input file {source.path}")
+    mech_file = (getattr(mechanism, "metadata", None) or {}).get("path")
+    target = check_output_path(output, inputs=[(source.path, source.option), (mech_file, "MECHANISM")],
+                               kind="privatized copy", overwrite=overwrite, option="argument --output",
+                               force_hint="--force")
     labels = _label_strings(mechanism.labels, "labels")
     value_set = pa.array(labels, type=pa.string())
     out_values = pa.array(_label_strings(mechanism.output_labels, "output labels"), type=pa.string())
