@@ -215,9 +215,6 @@ def design_from_samples(
             raise TypeError(f"design_from_samples() missing required argument: {arg!r}")
     eps = check_design_epsilon(epsilon)
     d = check_delta(delta)
-    if d >= 1.0:
-        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
-                         "probability >= 0); use e.g. delta=1e-6")
     codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)

@@ -116,7 +116,7 @@ def test_demo_default_prints_table_and_statement(capsys):
 def test_design_from_counts_writes_json_and_csv(capsys, counts_file, tmp_path):
     prefix = tmp_path / "mech"
     code, out, _ = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "0.5", "--delta", "1e-3",
-                       "-o", str(prefix), "--json", "--compare")
+                       "-o", str(prefix), "--json", "--compare", "--utility", "mutual_information")
     assert code == 0
     res = json.loads(out)
     saved = json.loads((tmp_path / "mech.json").read_text())
@@ -138,7 +138,7 @@ def test_design_from_counts_writes_json_and_csv(capsys, counts_file, tmp_path):
 def test_design_from_csv_column_with_radius(capsys, csv_file):
     path, labels = csv_file
     code, out, _ = run(capsys, "design", "--csv", str(path), "--column", "colour", "--epsilon", "1", "--radius",
-                       "0.05", "--json")
+                       "0.05", "--json", "--utility", "mutual_information")
     assert code == 0
     res = json.loads(out)
     assert res["categories"] == ["blue", "green", "red"]
@@ -263,7 +263,7 @@ def test_bench_harness_writes_summary(capsys, tmp_path, monkeypatch):
 def deployed(capsys, csv_file, tmp_path):
     path, labels = csv_file
     code, _, err = run(capsys, "design", "--csv", str(path), "--column", "colour", "--epsilon", "2", "--delta", "1e-3",
-                       "-o", str(tmp_path / "mech"))
+                       "-o", str(tmp_path / "mech"), "--utility", "mutual_information")
     assert code == 0, err
     return path, labels, tmp_path / "mech.json"
 

@@ -91,7 +91,8 @@ def test_round_trip_radius_delta_radius(m, n, delta):
     beta = pd.l1_radius(m, n, delta)
     if beta < 2:
         assert pd.l1_deviation_delta(m, n, beta) == pytest.approx(delta, rel=1e-9)
-        assert pd.l1_radius(m, n, pd.l1_deviation_delta(m, n, beta)) == pytest.approx(beta, rel=1e-9)
+        if pd.l1_deviation_delta(m, n, beta) < 1:  # delta = 1 is refused as vacuous (issue 23)
+            assert pd.l1_radius(m, n, pd.l1_deviation_delta(m, n, beta)) == pytest.approx(beta, rel=1e-9)
 
 
 @given(st.floats(0.01, 1.9), st.integers(2, 30), st.floats(1e-10, 0.5))

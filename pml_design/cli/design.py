@@ -39,7 +39,9 @@ def add_parser(sub: Any) -> None:
     rad = p.add_mutually_exclusive_group(required=True)
     rad.add_argument("--delta", type=failure_probability, help="failure probability; the radius is beta*(delta)")
     rad.add_argument("--radius", type=ball_radius, help="l1 radius of the uncertainty ball, given directly")
-    p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
+    p.add_argument("--utility", choices=UTILITIES, default="frequency_estimation", help="utility to optimise; the "
+                   "default, frequency_estimation, serves the next steps (privatize, estimate): it minimises the "
+                   "error of the frequencies estimated from the reports")
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
