@@ -49,7 +49,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
                    help="wall-clock limit of the column-generation method (default 60); a warning names the gap left")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar with value, bound and gap on stderr (default: when stderr is a terminal)")
+                   help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
+                   "else one plain line every ~10 s (default: on when stderr is a terminal)")
     p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
     p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
                    "PREFIX.csv (checked before the design runs: never an input, never a directory; existing files "
