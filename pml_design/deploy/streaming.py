@@ -180,7 +180,7 @@ def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels
     """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming rows and values."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    idx = pc.index_in(pc.utf8_trim_whitespace(values), value_set=value_set)
+    idx = pc.index_in(values, value_set=value_set)  # exact text, as in pandas (check_whitespace_distinct)
     if idx.null_count:
         bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
         examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
@@ -201,19 +201,26 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False) -
     """Distinct values (sorted) of a column and their counts; :data:`MISSING_VALUES` cells are skipped."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
+    from ..mechanisms.labels import check_whitespace_distinct  # noqa: PLC0415
+
     name = source.resolve(column)
     totals: dict[str, int] = {}
     with _progress(source, progress, "count") as bar, contextlib.closing(source.batches([name])) as batches:
         for batch in batches:
-            vc = pc.value_counts(pc.utf8_trim_whitespace(batch.column(0)))
+            vc = pc.value_counts(batch.column(0))
             for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
                 totals[v] = totals.get(v, 0) + c
             bar.update(source.bytes_read - bar.n)
-    for v in MISSING_VALUES:
-        totals.pop(v, None)
+    for v in [v for v in totals if v.strip() in MISSING_VALUES]:  # blank, whitespace-only, '?', NA: missing
+        del totals[v]
     if not totals:
-        raise TableError(f"argument --column: column {column!r} of {source.path} has no values")
+        raise TableError(f"argument --column: column {column!r} of {source.path} has no values (every cell is "
+                         f"empty or one of {list(MISSING_VALUES[1:])})")
     labels = sorted(totals)
+    try:
+        check_whitespace_distinct(labels, "values")
+    except ValueError as exc:
+        raise TableError(f"argument --column: column {column!r} of {source.path}: {exc}") from None
     return labels, np.array([totals[v] for v in labels], dtype=np.int64)
 
 
