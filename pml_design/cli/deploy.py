@@ -109,6 +109,11 @@ def run_estimate(args: argparse.Namespace) -> int:
     for w in caught:
         sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
     out = est.to_dict()
+    if args.method == "ibu":  # the goodness-of-fit test behind the warning (mechanisms.fit)
+        from ..mechanisms.fit import report_fit  # noqa: PLC0415
+
+        fit = report_fit(mech.matrix, counts, est.estimate)
+        out["fit"] = {"statistic": fit.statistic, "df": fit.df, "p_value": fit.p_value, "cells": fit.cells}
     out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
                 "identifiable": mech.identifiable, "report_counts": counts,
                 "seconds": time.perf_counter() - t0})
