@@ -117,6 +117,13 @@ def test_python_save_never_destroys_another_kind(survey):
     assert pml.load_mechanism("copy.csv").n_inputs == 2
 
 
+def test_demo_plot_never_replaces_a_data_file(capsys, survey):
+    before = digest("survey.csv")
+    one_line_error(*run(capsys, "demo", "--plot", "survey.csv")[::2], "argument --plot: survey.csv exists and is not a PNG")
+    one_line_error(*run(capsys, "demo", "--plot", "adir")[::2], "argument --plot: 'adir' is a directory")
+    assert digest("survey.csv") == before
+
+
 # --- 2. no aborts -------------------------------------------------------------------------------------------
 def test_csv_reader_gets_a_native_arrow_file(tmp_path, monkeypatch):
     """Root cause of the exit-134 aborts: Arrow's threads destroyed a wrapped *Python* file at interpreter exit."""
