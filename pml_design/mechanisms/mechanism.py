@@ -348,7 +348,11 @@ class Mechanism:
         """Estimate the input distribution from privatized reports, optionally with confidence intervals.
 
         Both estimators are consistent when the mechanism is :attr:`identifiable`; otherwise a
-        ``UserWarning`` says so (the distribution is then not determined by the reports).
+        ``UserWarning`` says so (the distribution is then not determined by the reports). Reports on an output
+        the mechanism never produces are refused (``ValueError``); with ``"ibu"`` a likelihood-ratio test of the
+        counts against ``π̂ᵀW`` (:func:`pml_design.mechanisms.fit.report_fit`) raises a
+        :class:`~pml_design.mechanisms.fit.ReportsFitWarning` below p = 1e-6 (the reports were probably
+        privatized by another mechanism).
 
         Parameters
         ----------
