@@ -12,7 +12,8 @@ number of output cells (the fitted π̂ has ``rank(W) − 1`` free directions th
 Cells with an expected count below :data:`MIN_EXPECTED` are pooled into one (Cochran's rule), and ``K`` counts
 the pooled cells. When π̂ lies on the boundary of the simplex (a category estimated at ~0), the statistic is
 a mixture of χ² laws with up to one more degree of freedom per active constraint (Chernoff 1954; Self & Liang
-1987); we add them to ``df``, which can only make the test more conservative. A square invertible W fits any
+1987); we add one per category with ``π̂_x < 1/√n`` (at or within about a standard error of the boundary) to
+``df``, which can only make the test more conservative. A square invertible W fits any
 interior report distribution exactly (df = 0, G = 0): then only the boundary has power, which is exactly the
 case of a wrong mechanism that drives a category to 0.
 
@@ -97,7 +98,9 @@ def report_fit(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> ReportFit:
         return ReportFit(math.inf, max(x.size - 1, 1), 0.0, int(x.size))
     g = float(2.0 * np.sum(o[pos] * np.log(o[pos] / x[pos])))
     rank = int(np.linalg.matrix_rank(W))
-    active = int(np.sum(np.asarray(pi) * n < 1.0))  # categories estimated at (about) zero: boundary of the simplex
+    # categories estimated within about a standard error of 0 (π̂_x < 1/√n): at or near the boundary of the simplex,
+    # where the iterative MLE also converges slowly; each adds a degree of freedom (conservative)
+    active = int(np.sum(np.asarray(pi) < 1.0 / math.sqrt(n)))
     df = min(max(x.size - rank, 0) + active, x.size - 1)
     if df <= 0:
         return ReportFit(max(g, 0.0), 0, 1.0, int(x.size))
