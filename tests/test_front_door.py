@@ -158,12 +158,20 @@ def test_error_exits_never_abort(tmp_path):
     commands = [[*cli, "design", "--csv", "miss.csv", "--column", "dev", "--epsilon", "1", "--delta", "1e-3"]] * 4
     commands += [[*cli, "privatize", "m.json", "--csv", "private.csv", "--column", "dev", "-o", "x.csv"]] * 3
     commands += [[*cli, "privatize", "m.json", "--csv", "data.csv", "--column", "id", "-o", "x.csv"]] * 3
-    procs = [subprocess.Popen(c, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for c in commands]
-    results = [(p.wait(timeout=120), p.communicate()) for p in procs]
-    for code, (out, err) in results:
-        assert code == 2 and out == "" and "terminate called" not in err, (code, err)
-        assert len(err.strip().splitlines()) == 1, err
+    # and a progress bar left open at exit, its timer ticking (the timer thread must not abort the exit either)
+    ticking = ("import time, pml_design.progress as p; p.PLAIN_S = p.REFRESH_S = 0.001; "
+               "bar = p.progress_bar(desc='x', enabled=True); bar.update(); time.sleep(0.2)")
+    commands += [[sys.executable, "-c", ticking]] * 2
+    env = {k: v for k, v in ENV.items() if k != "PML_DESIGN_NO_PROGRESS"}
+    procs = [subprocess.Popen(c, cwd=tmp_path, env=env if c[1] == "-c" else ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for c in commands]
+    results = [(c, p.wait(timeout=120), p.communicate()) for c, p in zip(commands, procs)]
+    for command, code, (out, err) in results:
+        assert out == "" and "terminate called" not in err, (code, err)
+        if command[1] == "-c":
+            assert code == 0 and "pml-design: x: " in err, (code, err)
+        else:
+            assert code == 2 and len(err.strip().splitlines()) == 1, (code, err)
 
 
 # --- 3. privacy parameters checked where they enter ----------------------------------------------------------
