@@ -292,6 +292,15 @@ def test_two_dimensional_samples_are_refused():
         pml.design_from_samples(frame, epsilon=1.0, delta=1e-3)
 
 
+def test_options_that_would_be_ignored_are_refused(capsys, tmp_path):
+    counts = tmp_path / "c.txt"
+    counts.write_text("a,10\nb,20\n")
+    one_line_error(*run(capsys, "design", "--counts", counts, "--column", "x", "--epsilon", "1", "--radius", "0.1")[::2],
+                   "argument --column: not allowed with --counts")
+    one_line_error(*run(capsys, "design", "--counts", counts, "--delimiter", ";", "--epsilon", "1", "--radius",
+                        "0.1")[::2], "argument --delimiter: not allowed with --counts")
+
+
 def test_plain_counts_without_categories():
     est = pml.design_from_samples([10, 20, 5], counts=True, epsilon=1.0, delta=0.5)
     np.testing.assert_allclose(est.p_hat, [10 / 35, 20 / 35, 5 / 35])

@@ -63,6 +63,8 @@ def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
     except (ValueError, FileNotFoundError) as exc:
         raise CliError(f"argument MECHANISM: {exc}") from None
     option = "--csv" if args.csv is not None else "--parquet"
+    if args.parquet is not None and args.delimiter is not None:
+        raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     path = args.csv if args.csv is not None else args.parquet
     source = table_source(path, option, args.delimiter, args.parquet is not None)
     source.resolve(args.column)

@@ -73,6 +73,12 @@ def run(args: argparse.Namespace) -> int:
 
     import pml_design as pml  # noqa: PLC0415
 
+    if args.counts is not None:  # options that would be silently ignored
+        for opt, value in (("--column", args.column), ("--delimiter", args.delimiter)):
+            if value is not None:
+                raise CliError(f"argument {opt}: not allowed with --counts (it reads --csv/--parquet)")
+    if args.parquet is not None and args.delimiter is not None:
+        raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     outputs = _output_paths(args)
     if args.csv is not None or args.parquet is not None:
         option = "--csv" if args.csv is not None else "--parquet"
