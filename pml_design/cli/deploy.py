@@ -114,7 +114,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     if args.method == "ibu":  # the goodness-of-fit test behind the warning (mechanisms.fit)
         from ..mechanisms.fit import report_fit  # noqa: PLC0415
 
-        fit = report_fit(mech.matrix, counts, est.estimate)
+        fit = report_fit(mech.matrix, counts, est.estimate, rank=mech.n_inputs if mech.identifiable else None)
         out["fit"] = {"statistic": fit.statistic, "df": fit.df, "p_value": fit.p_value, "cells": fit.cells}
     out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
                 "identifiable": mech.identifiable, "report_counts": counts,

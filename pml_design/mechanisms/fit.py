@@ -59,7 +59,7 @@ def check_possible_reports(W: np.ndarray, counts: np.ndarray, output_labels: obj
                          "never produces (probability 0 for every input): they were not privatized by it")
 
 
-def report_fit(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> ReportFit:
+def report_fit(W: np.ndarray, counts: np.ndarray, pi: np.ndarray, *, rank: int | None = None) -> ReportFit:
     """Likelihood-ratio goodness-of-fit test of ``counts`` against ``q̂ = π̂ᵀ W`` (see the module docstring).
 
     Parameters
@@ -70,6 +70,8 @@ def report_fit(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> ReportFit:
         Reports per output.
     pi : numpy.ndarray, shape (N,)
         The maximum-likelihood estimate of the input distribution.
+    rank : int, optional
+        The rank of ``W`` if known (an SVD of W otherwise).
 
     Returns
     -------
@@ -97,7 +99,7 @@ def report_fit(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> ReportFit:
     if np.any(x[pos] <= 0):
         return ReportFit(math.inf, max(x.size - 1, 1), 0.0, int(x.size))
     g = float(2.0 * np.sum(o[pos] * np.log(o[pos] / x[pos])))
-    rank = int(np.linalg.matrix_rank(W))
+    rank = int(np.linalg.matrix_rank(W)) if rank is None else int(rank)
     # categories estimated within about a standard error of 0 (π̂_x < 1/√n): at or near the boundary of the simplex,
     # where the iterative MLE also converges slowly; each adds a degree of freedom (conservative)
     active = int(np.sum(np.asarray(pi) < 1.0 / math.sqrt(n)))

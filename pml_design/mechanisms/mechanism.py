@@ -306,7 +306,7 @@ class Mechanism:
         if method == "inversion":
             return self._inversion(counts)
         pi = self._ibu(counts, max_iter, tol)
-        fit = report_fit(self._W, counts, pi)
+        fit = report_fit(self._W, counts, pi, rank=self.n_inputs if self.identifiable else self._rank)  # cached SVD
         if fit.p_value < FIT_LEVEL:
             warnings.warn(
                 f"the reports do not fit mechanism {self.name!r}: likelihood-ratio test G = {fit.statistic:.4g} on "
