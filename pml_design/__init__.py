@@ -38,7 +38,6 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -103,9 +102,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _SUBMODULES: frozenset[str] = frozenset({
     "additive", "bounds", "cli", "datasets", "deploy", "design", "estimation", "flexible", "histogram", "leakage",
     "cohort", "mechanisms", "pipeline", "priors", "progress", "sweep", "uncertainty",
-    # deprecated module paths (thin re-exports that warn; removed in the next release, see docs/architecture.md)
-    "_additive_common", "additive_adult", "additive_gaussian", "additive_laplace", "dataframe", "histogram_exact",
-    "histogram_release", "streaming",
 })
 
 _MODULE_OF: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -254,26 +250,50 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | (_SUBMODULES - {n for n in _SUBMODULES if n.startswith("_")}))
 
 
-def _warn_moved(old: str, new: str) -> None:
-    """Warn that the deprecated module ``old`` was imported; ``new`` is where its names live now.
+def _mirror_submodule(function: Any, module: types.ModuleType, attr: str) -> None:
+    """Bind ``module``'s submodule ``attr`` (if it is one) on the ``function`` that shadows ``module`` too.
 
-    Called by the module-level code of the thin re-export modules at the old paths; the warning points at the
-    line that imported the old path (``warnings`` skips the frames of the import machinery).
+    The submodule is taken from ``sys.modules``: a package may bind a *name* over its submodule of the same name
+    (``pml_design.design.certify`` is the function ``certify``), the import system still needs the module.
     """
-    warnings.warn(f"{old} is deprecated and will be removed in the next release; import from {new} (or the flat "
-                  "pml_design) instead", DeprecationWarning, stacklevel=3)
+    sub = sys.modules.get(f"{module.__name__}.{attr}")
+    if isinstance(sub, types.ModuleType) and function.__dict__.get(attr) is not sub:
+        if attr not in function.__dict__ and hasattr(function, attr):
+            return  # a built-in attribute of functions (never a module name of ours; kept)
+        function.__dict__[attr] = sub
+
+
+class _ShadowedModule(types.ModuleType):
+    """Type of a submodule shadowed by a function of the flat API (:mod:`pml_design.design`).
+
+    ``import pml_design.design.scalable as s`` resolves ``pml_design.design`` *by attribute*, i.e. to the
+    function ``pml.design``; so every submodule bound on the module is bound on the function too
+    (``pml.design.scalable`` is the module).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        function = self.__dict__.get(self.__name__.rsplit(".", 1)[1])
+        if callable(function) and not isinstance(function, types.ModuleType):
+            _mirror_submodule(function, self, name)
 
 
 class _Package(types.ModuleType):
     """The package's module type: keeps ``pml.design`` (and ``leakage``, ``sweep``) the function of the flat API.
 
     Importing a submodule binds it as an attribute of its package, so importing :mod:`pml_design.design`
-    (which any design does) would otherwise replace the function ``pml.design`` by the module.
+    (which any design does) would otherwise replace the function ``pml.design`` by the module. The function
+    gets the module's submodules as attributes (see :class:`_ShadowedModule`), so ``import
+    pml_design.design.<module>`` works in every form.
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _SHADOWED and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
+            module, value = value, getattr(value, name)
+            for attr in list(vars(module)):
+                _mirror_submodule(value, module, attr)
+            if type(module) is types.ModuleType:
+                module.__class__ = _ShadowedModule
         super().__setattr__(name, value)
 
 

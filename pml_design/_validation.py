@@ -104,12 +104,18 @@ def check_design_epsilon(value: Any, name: str = "epsilon") -> float:
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) -> float:
-    """Validate a failure probability δ ∈ (0, 1] (or [0, 1] with ``allow_zero``)."""
+    """Validate a failure probability δ ∈ (0, 1) (or [0, 1) with ``allow_zero``).
+
+    δ = 1 is refused everywhere (the design, the pipeline, the calibrations, the histogram and additive
+    mechanisms, mechanism files): an (ε, δ) statement that holds with probability ≥ 1 − δ = 0 says nothing.
+    δ = 0 is meaningful only where a function says so (e.g. the LDP limit of core paper Remark 4).
+    """
     d = check_real(value, name)
     lo_ok = d >= 0 if allow_zero else d > 0
-    if not (np.isfinite(d) and lo_ok and d <= 1):
-        interval = "[0, 1]" if allow_zero else "(0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {d!r}")
+    if not (np.isfinite(d) and lo_ok and d < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        why = " (delta = 1 makes the guarantee vacuous: it would hold with probability >= 0)" if d == 1 else ""
+        raise ValueError(f"{name} must lie in {interval}{why}, got {d!r}")
     return d
 
 

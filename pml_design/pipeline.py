@@ -23,6 +23,7 @@ from ._validation import (
     check_positive_int,
     check_positive_real,
     check_probability_vector,
+    fmt,
 )
 from .bounds import delta_min, epsilon_prime
 from .estimation import counts_distribution, empirical_distribution, l1_deviation_delta, l1_radius, samples_needed
@@ -193,9 +194,10 @@ class EstimatedDesign:
         """The statement and the design's summary, with what it discloses (:meth:`DesignResult.summary`)."""
         return f"{self.statement()}\n{self.result.summary()}"  # type: ignore[attr-defined]
 
-    def save(self, path: object, *, extra: dict | None = None) -> object:
+    def save(self, path: object, *, extra: dict | None = None, overwrite: bool = False) -> object:
         """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path."""
-        return self.result.save(path, delta=self.delta, m=self.m, extra=extra)  # type: ignore[attr-defined]
+        return self.result.save(path, delta=self.delta, m=self.m, extra=extra,  # type: ignore[attr-defined]
+                                overwrite=overwrite)
 
 
 def _sorted_if_possible(values: list) -> list:
@@ -333,7 +335,12 @@ def design_from_samples(
     """
     eps, d = _check_target(epsilon, delta, "design_from_samples")
     counts_given = bool(counts)
-    codes_given = categories is None and not isinstance(data, (dict,)) and _is_integer_codes(data, support_size)
+    _check_one_column(data, counts)
+    plain_counts = counts and categories is None and not isinstance(data, dict) and not _is_pandas(data)
+    if plain_counts and support_size is None:  # counts per category 0 … N−1, N = their number
+        support_size = int(np.asarray(data).shape[0])
+    codes_given = categories is None and not isinstance(data, (dict,)) and (
+        plain_counts or _is_integer_codes(data, support_size))
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)
         labels = None
@@ -475,6 +482,28 @@ def _is_frequency_estimation(utility: object) -> bool:
     from .design.utilities import FrequencyEstimation  # noqa: PLC0415
 
     return isinstance(utility, FrequencyEstimation) or (isinstance(utility, str) and utility.lower() == "frequency_estimation")
+
+
+def _is_pandas(data: object) -> bool:
+    return type(data).__module__.split(".")[0] == "pandas"
+
+
+def _check_one_column(data: object, counts: bool) -> None:
+    """Refuse 2-D samples (a matrix, a DataFrame): they would be flattened into one set of categories."""
+    what = "counts" if counts else "samples"
+    if _is_pandas(data) and hasattr(data, "columns"):
+        cols = list(data.columns)
+        raise TypeError(f"data must be one column of {what}, got a DataFrame with {len(cols)} column(s) "
+                        f"{fmt(cols)}; pass one column, e.g. data=df[{cols[0]!r}]" if cols else
+                        f"data must be one column of {what}, got an empty DataFrame")
+    if isinstance(data, (dict, str, bytes)) or _is_pandas(data):
+        return
+    shape = getattr(data, "shape", None)
+    if shape is None and isinstance(data, (list, tuple)):
+        shape = np.asarray(data, dtype=object).shape if data and isinstance(data[0], (list, tuple)) else None
+    if shape is not None and len(shape) != 1:
+        raise ValueError(f"data must be 1-D (one {'count per category' if counts else 'sample per entry'}), got "
+                         f"shape {tuple(shape)}; pass one column (e.g. data[:, 0]) per design")
 
 
 def _is_integer_codes(data: object, support_size: int | None) -> bool:

@@ -149,12 +149,15 @@ def test_scale_decreases_with_m_and_delta() -> None:
     bs = [laplace_scale_for(eps, 0.3, m, 1e-9) for m in (100, 1000, 10_000, 100_000, 10**6)]
     assert all(x >= y for x, y in zip(bs, bs[1:]))
     assert bs[-1] < bs[0]
-    bd = [laplace_scale_for(eps, 0.3, 5000, d) for d in (1e-15, 1e-9, 1e-3, 1.0)]
+    bd = [laplace_scale_for(eps, 0.3, 5000, d) for d in (1e-15, 1e-9, 1e-3, 0.5)]
     assert all(x >= y for x, y in zip(bd, bd[1:]))
+    with pytest.raises(ValueError, match=r"vacuous"):  # delta = 1: a "(1, 1)-PML" statement says nothing (issue 23)
+        laplace_scale_for(eps, 0.2, 1000, 1.0)
 
 
 @settings(max_examples=60, deadline=None)
-@given(eps=st.floats(1e-8, 5.0), p_hat_min=st.floats(0.0, 0.5), m=st.integers(1, 10**8), delta=st.floats(0.0, 1.0))
+@given(eps=st.floats(1e-8, 5.0), p_hat_min=st.floats(0.0, 0.5), m=st.integers(1, 10**8),
+       delta=st.floats(0.0, 1.0, exclude_max=True))
 def test_scale_for_roundtrip_property(eps: float, p_hat_min: float, m: int, delta: float) -> None:
     p_worst = laplace_worst_p_min(p_hat_min, binary_l1_radius(m, delta))
     if p_worst > 0 and eps >= -math.log(p_worst) * (1 - 1e-9):

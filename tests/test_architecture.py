@@ -5,7 +5,7 @@
   :data:`LAZY_UPWARD` (and in ``docs/architecture.md``).
 * ``import pml_design`` and building the ``pml-design`` parser load no numerical stack (fresh interpreters).
 * The flat API resolves lazily to the same objects as the submodules; ``from pml_design import *`` works.
-* Every module has at most 600 lines; the deprecated module paths warn and still work.
+* Every module has at most 600 lines; the deprecated module paths of 0.1.0 are gone (issue 23).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -41,17 +42,6 @@ SIDE: dict[str, frozenset[str]] = {
     "histogram": frozenset({"foundation", "core"}),
     "flexible": frozenset({"foundation", "core"}),
     "sweep": frozenset({"foundation"}),
-}
-#: The deprecated thin re-exports at the old module paths (removed in the next release; nothing may import them).
-DEPRECATED: dict[str, str] = {
-    "_additive_common": "additive.common",
-    "additive_adult": "additive.adult",
-    "additive_gaussian": "additive.gaussian",
-    "additive_laplace": "additive.laplace",
-    "dataframe": "deploy.dataframe",
-    "histogram_exact": "histogram.exact",
-    "histogram_release": "histogram.release",
-    "streaming": "deploy.streaming",
 }
 #: Lazy (function-level) imports that go up the layers, each with its reason (also in docs/architecture.md).
 LAZY_UPWARD: dict[tuple[str, str], str] = {
@@ -111,7 +101,7 @@ def _component(target: str) -> str:
     head = parts[1]
     if head in pml._MODULE_OF:  # from pml_design import design_from_samples
         return pml._MODULE_OF[head].split(".")[0]
-    if head in ("__version__", "_warn_moved"):  # constants of the package itself, no dependency
+    if head == "__version__":  # constants of the package itself, no dependency
         return "foundation-root"
     return head
 
@@ -119,7 +109,7 @@ def _component(target: str) -> str:
 def _allowed(src: str, dst: str) -> bool:
     if src == dst or dst == "foundation-root":
         return True
-    if dst in SIDE or dst in DEPRECATED or dst == "<flat API>":
+    if dst in SIDE or dst == "<flat API>":
         return LAYER_OF.get(src) == "cli"  # only the command line uses the papers' packages and the flat API
     dst_layer = LAYER_OF[dst]
     if src in SIDE:
@@ -129,7 +119,7 @@ def _allowed(src: str, dst: str) -> bool:
 
 def test_every_component_is_placed_in_a_layer():
     components = {m.split(".")[1] for m in _modules() if m.count(".") >= 1}
-    placed = set(LAYER_OF) | set(SIDE) | set(DEPRECATED)
+    placed = set(LAYER_OF) | set(SIDE)
     assert components == placed, f"place new modules in LAYERS or SIDE (and the diagram): {components ^ placed}"
 
 
@@ -140,8 +130,6 @@ def test_imports_go_down_the_layers():
             continue  # the flat API: checked below (no module-level imports at all)
         parts = module.split(".")
         src = parts[1]
-        if src in DEPRECATED:
-            continue  # thin re-exports of their new module
         for target, line, lazy in _imports(module, path):
             dst = _component(target)
             if _allowed(src, dst):
@@ -226,12 +214,20 @@ def test_no_module_over_600_lines():
     assert set(over) <= split_elsewhere, over
 
 
-@pytest.mark.parametrize("old", sorted(DEPRECATED))
-def test_deprecated_paths_warn_and_reexport(old):
-    new = importlib.import_module(f"pml_design.{DEPRECATED[old]}")
-    sys.modules.pop(f"pml_design.{old}", None)
-    with pytest.warns(DeprecationWarning, match=rf"pml_design\.{old} is deprecated.*pml_design\.{DEPRECATED[old]}"):
-        shim = importlib.import_module(f"pml_design.{old}")
-    assert shim.__all__ == new.__all__ and shim.__all__
-    for name in new.__all__:
-        assert getattr(shim, name) is getattr(new, name)
+@pytest.mark.parametrize("old", ["_additive_common", "additive_adult", "additive_gaussian", "additive_laplace",
+                                 "dataframe", "histogram_exact", "histogram_release", "streaming"])
+def test_deprecated_paths_are_gone(old):
+    """The eight re-export modules of 0.1.0 were removed (issue 23); their names live in the packages."""
+    assert not (PKG / f"{old}.py").exists()
+    with pytest.raises(ImportError):
+        importlib.import_module(f"pml_design.{old}")
+
+
+def test_import_design_submodules():
+    """``import pml_design.design.<module> as m`` works for every module although ``pml.design`` is the function
+    (issue 23), in a fresh interpreter (one for all modules), before and after ``pml.design`` was used."""
+    modules = sorted(m for m in _modules() if m.startswith("pml_design.design."))
+    lines = [f"import {m} as m{i}; assert m{i}.__name__ == {m!r}" for i, m in enumerate(modules)]
+    code = "\n".join([lines[0], "import pml_design as pml; assert callable(pml.design)", *lines[1:],
+                      "assert callable(pml.design) and pml.design.scalable.__name__ == 'pml_design.design.scalable'"])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -117,7 +117,7 @@ def test_demo_default_prints_table_and_statement(capsys):
 def test_design_from_counts_writes_json_and_csv(capsys, counts_file, tmp_path):
     prefix = tmp_path / "mech"
     code, out, _ = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "0.5", "--delta", "1e-3",
-                       "-o", str(prefix), "--json", "--compare")
+                       "-o", str(prefix), "--json", "--compare", "--utility", "mutual_information")
     assert code == 0
     res = json.loads(out)
     saved = json.loads((tmp_path / "mech.json").read_text())
@@ -139,7 +139,7 @@ def test_design_from_counts_writes_json_and_csv(capsys, counts_file, tmp_path):
 def test_design_from_csv_column_with_radius(capsys, csv_file):
     path, labels = csv_file
     code, out, _ = run(capsys, "design", "--csv", str(path), "--column", "colour", "--epsilon", "1", "--radius",
-                       "0.05", "--json")
+                       "0.05", "--json", "--utility", "mutual_information")
     assert code == 0
     res = json.loads(out)
     assert res["categories"] == ["blue", "green", "red"]
@@ -268,7 +268,7 @@ def deployed(capsys, csv_file, tmp_path):
     design_labels = np.array(["red", "green", "blue"])[np.random.default_rng(1).choice(3, size=1500, p=[0.6, 0.3, 0.1])]
     design.write_text("id,colour\n" + "".join(f"d{i},{c}\n" for i, c in enumerate(design_labels)))
     code, _, err = run(capsys, "design", "--csv", str(design), "--column", "colour", "--epsilon", "2", "--delta",
-                       "1e-3", "-o", str(tmp_path / "mech"))
+                       "1e-3", "-o", str(tmp_path / "mech"), "--utility", "mutual_information")
     assert code == 0, err
     return path, labels, tmp_path / "mech.json"
 
@@ -392,7 +392,7 @@ BAD_DEPLOY = [
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
      {"F": "id,colour\n1,red\n2,blue,extra\n"}, "cannot read it as CSV"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "F"], {"F": "id,colour\n1,red\n"},
-     "argument --output: must differ"),
+     "refusing to overwrite an input"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "NODIR"], {"F": "id,colour\n1,red\n"},
      "argument --output: directory does not exist"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT", "--seed", "-1"],

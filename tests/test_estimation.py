@@ -86,12 +86,13 @@ def test_eq7_matches_corollary3_algebra():
     assert abs(beta_printed - pd.l1_radius(m, n, 1e-6)) > 0.1
 
 
-@given(st.integers(1, 10**6), st.integers(2, 60), st.floats(1e-12, 1.0))
+@given(st.integers(1, 10**6), st.integers(2, 60), st.floats(1e-12, 1.0, exclude_max=True))
 def test_round_trip_radius_delta_radius(m, n, delta):
     beta = pd.l1_radius(m, n, delta)
     if beta < 2:
         assert pd.l1_deviation_delta(m, n, beta) == pytest.approx(delta, rel=1e-9)
-        assert pd.l1_radius(m, n, pd.l1_deviation_delta(m, n, beta)) == pytest.approx(beta, rel=1e-9)
+        if pd.l1_deviation_delta(m, n, beta) < 1:  # delta = 1 is refused as vacuous (issue 23)
+            assert pd.l1_radius(m, n, pd.l1_deviation_delta(m, n, beta)) == pytest.approx(beta, rel=1e-9)
 
 
 @given(st.floats(0.01, 1.9), st.integers(2, 30), st.floats(1e-10, 0.5))

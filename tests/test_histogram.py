@@ -124,8 +124,13 @@ def test_scale_for_no_noise_region_boundary():
     assert histogram_scale_for(thr + 1e-9, a) == 0.0
     b = histogram_scale_for(thr * (1 - 1e-6), a)
     assert 0 < b < 0.2
-    # α = 1 (a single bin): any ε is met without noise
-    assert histogram_scale_for(0.01, 1.0) == 0.0
+    # α > 1/2 is impossible for a histogram of k >= 2 bins (min p_i <= 1/k): refused, not "b = 0" (issue 23)
+    for alpha in (0.7, 1.0):
+        with pytest.raises(ValueError, match=r"\(0, 1/2\]"):
+            histogram_scale_for(0.01, alpha)
+    with pytest.raises(ValueError, match=r"1/k"):
+        histogram_scale_for(1.0, 0.4, n_bins=3)
+    assert histogram_scale_for(math.log(2), 0.5) == 0.0  # two equiprobable bins: log(1/α) = log 2
 
 
 def test_scale_for_small_epsilon_first_order():

@@ -107,7 +107,7 @@ def test_design_from_reports_bad_inputs(samples):
         pml.design_from_reports([0, 1], "grr", 1.0, 1e-3)
     with pytest.raises(ValueError, match="categories has 3 entries"):
         pml.design_from_reports(grr.privatize(samples, rng=1), grr, 1.0, 1e-3, categories=["a", "b", "c"])
-    with pytest.raises(ValueError, match="delta must be < 1"):
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 1\)"):
         pml.design_from_reports(grr.privatize(samples, rng=1), grr, 1.0, 1.0)
 
 

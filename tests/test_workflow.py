@@ -388,7 +388,8 @@ def test_a_version_1_file_loads_with_a_note(capsys, estimated, tmp_path):
 def test_design_cli_lists_what_it_discloses(capsys, tmp_path):
     counts = tmp_path / "c.txt"
     counts.write_text("desktop,501\nlaptop,1720\nphone,2033\ntablet,746\n")
-    code, out, _ = run(capsys, "design", "--counts", counts, "--epsilon", "1", "--delta", "1e-3", "-o", tmp_path / "m")
+    code, out, _ = run(capsys, "design", "--counts", counts, "--epsilon", "1", "--delta", "1e-3", "-o", tmp_path / "m",
+                       "--utility", "mutual_information")
     assert code == 0 and "output 'y3' <- only 'phone'" in out and "largest posterior P(x | y)" in out
     doc = json.loads((tmp_path / "m.json").read_text())
     single = [e for e in doc["disclosure"] if e["singles_out"] is not None]
@@ -396,7 +397,8 @@ def test_design_cli_lists_what_it_discloses(capsys, tmp_path):
     assert doc["design_data"]["kind"] is None and "counts" not in doc
     W = np.array(doc["matrix"])
     assert np.count_nonzero(W[:, 3]) == 1 and W[2, 3] > 0  # an independent look at the matrix
-    code, out, _ = run(capsys, "design", "--counts", counts, "--epsilon", "1", "--delta", "1e-3", "--json")
+    code, out, _ = run(capsys, "design", "--counts", counts, "--epsilon", "1", "--delta", "1e-3", "--json",
+                       "--utility", "mutual_information")
     assert json.loads(out)["disclosure"] == doc["disclosure"]
     with (tmp_path / "m.csv").open() as fh:
         assert next(csv.reader(fh))[0] == "input"

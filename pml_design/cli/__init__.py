@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from .. import __version__
 from . import calibrate, demo, deploy, design, reproduce, split
-from ._common import PROG, UTILITIES, CliError, Parser, name_argument
+from ._common import PROG, UTILITIES, CliError, Parser, cli_words, name_argument
 from .reproduce import call_run, find_benchmarks_dir, list_scripts, load_script, resolve_script
 
 __all__ = ["UTILITIES", "CliError", "build_parser", "call_run", "find_benchmarks_dir", "list_scripts", "load_script",
@@ -51,6 +52,12 @@ def build_parser() -> Parser:
     return parser
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    """Library warnings as one line ``pml-design: warning: …`` in the command line's words (no file:line)."""
+    sys.stderr.write(f"{PROG}: warning: {cli_words(' '.join(str(message).split()))}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pml-design`` console script; returns the exit status.
 
@@ -73,7 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.func(args))
     except (CliError, ValueError, TypeError, FileNotFoundError, ImportError) as exc:
         if os.environ.get("PML_DESIGN_DEBUG"):
             raise

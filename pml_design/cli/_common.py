@@ -94,12 +94,36 @@ OPTION_OF = {
 }
 
 
+#: Python spellings in library messages -> the command line's (a CLI user reads flags, not keyword arguments).
+_PYTHON_TO_CLI: tuple[tuple[str, str], ...] = (
+    (r"solver_options=\{'time_limit': [^}]*\}", "--time-limit SECONDS"),
+    (r"solver_options\[['\"]time_limit['\"]\]", "--time-limit"),
+    (r"\bmethod=['\"](\w+)['\"]", r"--method \1"),
+    (r"\bsolver=['\"](\w+)['\"]", r"--solver \1"),
+    (r"\butility=['\"](\w+)['\"]", r"--utility \1"),
+    (r"\ballow_zero=True", "--allow-zero"),
+    (r"\boverwrite=True", "--force"),
+)
+
+
+def cli_words(message: str) -> str:
+    """``message`` with the library's Python spellings (``method='scalable'``) replaced by CLI flags."""
+    import re  # noqa: PLC0415
+
+    for pattern, repl in _PYTHON_TO_CLI:
+        message = re.sub(pattern, repl, message)
+    return message
+
+
 def name_argument(message: str) -> str:
     """Prefix a library error message with the command-line option it is about (``argument --x: ...``)."""
+    message = cli_words(message)
     if message.startswith("argument "):
         return message
     first = message.split(" ", 1)[0].strip("'\"")
     opt = OPTION_OF.get(first)
+    if opt is None and "ray enumeration is limited" in message:
+        opt = "--method"
     return f"argument {opt}: {message}" if opt else message
 
 

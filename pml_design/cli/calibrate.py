@@ -8,16 +8,21 @@ from typing import Any
 
 from ._common import (
     FORMATTER,
+    argument_type,
     CliError,
     Parser,
     csv_column_counts,
     positive_float,
     positive_int,
     print_json,
-    probability,
+    failure_probability,
     read_counts,
     unit_interval,
 )
+
+#: α of a histogram: the smallest of k >= 2 bin probabilities is at most 1/k <= 1/2 (histogram paper, Theorem 4).
+histogram_alpha = argument_type(float, lambda v: 0 < v <= 0.5, "must lie in (0, 1/2] (the smallest of k >= 2 bin "
+                                "probabilities is at most 1/k)")
 
 
 def add_parser(sub: Any) -> None:
@@ -30,7 +35,7 @@ def add_parser(sub: Any) -> None:
                         description="Laplace scale b for (epsilon, delta)-PML of a binary attribute whose smaller "
                         "probability is estimated as p_hat_min from m samples (core paper, eq. (16)).")
     c.add_argument("--epsilon", type=positive_float, required=True)
-    c.add_argument("--delta", type=probability, required=True)
+    c.add_argument("--delta", type=failure_probability, required=True)
     c.add_argument("--p-hat-min", type=unit_interval, required=True, help="smaller estimated probability")
     c.add_argument("--m", type=positive_int, required=True, help="number of samples behind the estimate")
     c.add_argument("--json", action="store_true")
@@ -39,8 +44,8 @@ def add_parser(sub: Any) -> None:
                         description="Smallest sigma whose (epsilon*, delta*)-PML guarantee (core paper, Section VI-B) "
                         "meets the target, for P(X=-1) estimated as p_hat from m samples.")
     c.add_argument("--epsilon", type=positive_float, required=True, help="target epsilon*")
-    c.add_argument("--delta", type=probability, required=True, help="target delta* (includes delta2)")
-    c.add_argument("--delta2", type=probability, default=None, help="failure probability of the estimate "
+    c.add_argument("--delta", type=failure_probability, required=True, help="target delta* (includes delta2)")
+    c.add_argument("--delta2", type=failure_probability, default=None, help="failure probability of the estimate "
                    "(default: delta/2)")
     c.add_argument("--p-hat", type=unit_interval, required=True, help="estimate of P(X = -1)")
     c.add_argument("--m", type=positive_int, required=True, help="number of samples behind the estimate")
@@ -50,11 +55,13 @@ def add_parser(sub: Any) -> None:
                         description="Laplace scale of a histogram for epsilon-PML given a lower bound alpha on the "
                         "bin probabilities, or (epsilon, delta)-PML with alpha estimated from counts / a CSV column.")
     c.add_argument("--epsilon", type=positive_float, required=True)
-    c.add_argument("--alpha", type=unit_interval, default=None, help="lower bound on every bin probability")
+    c.add_argument("--alpha", type=histogram_alpha, default=None, help="lower bound on every bin probability, in "
+                   "(0, 1/2] (at most 1/k for k bins); not with --counts/--csv")
     c.add_argument("--counts", metavar="FILE", default=None, help="counts file to estimate alpha from")
-    c.add_argument("--csv", metavar="FILE", default=None, help="CSV file to estimate alpha from")
+    c.add_argument("--csv", metavar="FILE", default=None, help="CSV file to estimate alpha from (one of --alpha, "
+                   "--counts, --csv)")
     c.add_argument("--column", default=None, help="column of --csv")
-    c.add_argument("--delta", type=probability, default=None, help="failure probability of the estimate")
+    c.add_argument("--delta", type=failure_probability, default=None, help="failure probability of the estimate")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_histogram)
 
@@ -154,6 +161,15 @@ def run_histogram(args: argparse.Namespace) -> int:
         histogram_scale_for,
     )
 
+    given = [opt for opt, v in (("--alpha", args.alpha), ("--counts", args.counts), ("--csv", args.csv)) if v is not None]
+    if len(given) > 1:
+        raise CliError(f"argument {given[1]}: not allowed with {given[0]} (alpha is either given or estimated from "
+                       "one data file)")
+    if args.alpha is not None and args.delta is not None:
+        raise CliError("argument --delta: only with --counts/--csv (with --alpha the guarantee is epsilon-PML, "
+                       "no failure probability)")
+    if args.column is not None and args.csv is None:
+        raise CliError("argument --column: only with --csv")
     if args.alpha is not None:
         b = histogram_scale_for(args.epsilon, args.alpha)
         out = {"mechanism": "laplace histogram", "epsilon": args.epsilon, "alpha": args.alpha, "scale": b,
@@ -173,6 +189,10 @@ def run_histogram(args: argparse.Namespace) -> int:
             counts = csv_column_counts(args.csv, args.column, None)[1]
         else:
             raise CliError("argument --alpha: give --alpha, or --counts/--csv with --delta")
+        if counts.size < 2:
+            src = "--counts" if args.counts is not None else "--csv"
+            raise CliError(f"argument {src}: a histogram needs at least 2 bins (distinct values), the data has "
+                           f"{counts.size}")
         m = int(counts.sum())
         p_hat = counts_distribution(counts, allow_zero=True)
         radius = l1_radius(m, counts.size, args.delta)

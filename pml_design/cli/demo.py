@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import time
 import warnings
@@ -42,7 +43,9 @@ def add_parser(sub: Any) -> None:
                    help="how the distribution is estimated back from privatized reports")
     p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (sample split and privatization)")
     p.add_argument("--plot", nargs="?", const="pml_design_demo.png", default=None, metavar="PNG",
-                   help="write a figure (default file name: pml_design_demo.png)")
+                   help="write a figure (default file name: pml_design_demo.png); an existing file is replaced only "
+                   "if it is a PNG image (or with --force), never a directory")
+    p.add_argument("--force", action="store_true", help="let --plot replace an existing file that is not a PNG")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -55,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
 
     t_start = time.perf_counter()
     show = not args.no_progress and not args.json
+    if args.plot is not None:  # checked before any work: never a directory, never a file other than a PNG
+        from ..deploy.output import check_output_path  # noqa: PLC0415
+
+        check_output_path(args.plot, own_kind=_is_png, kind="PNG image", option="argument --plot",
+                          force_hint="--force", overwrite=args.force)
     data = load_adult()
     try:
         codes, cats = data.categorical(args.attribute)
@@ -200,9 +208,9 @@ def _demo_plot(path: str, cats: list[str], truth: np.ndarray, estimates: dict, r
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
+    from ..deploy.file import temporary_sibling  # noqa: PLC0415
+
     out = pathlib.Path(path)
-    if out.parent and not out.parent.exists():
-        raise CliError(f"argument --plot: directory does not exist: {out.parent}")
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1.3]})
     x = np.arange(len(cats))
     width = 0.8 / (1 + len(estimates))
@@ -220,6 +228,23 @@ def _demo_plot(path: str, cats: list[str], truth: np.ndarray, estimates: dict, r
     ax2.set_title("estimation error at P_hat (lower is better)")
     ax2.tick_params(axis="x", rotation=30, labelsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    fd, tmp = temporary_sibling(out)
+    try:  # atomically: a temporary sibling renamed on success
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, dpi=120, format="png")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
     return str(out)
+
+
+def _is_png(path: pathlib.Path) -> bool:
+    """Whether ``path`` starts with the PNG signature (the only kind of file ``--plot`` replaces)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    except OSError:
+        return False

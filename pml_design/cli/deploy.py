@@ -22,7 +22,9 @@ def add_parser(sub: Any) -> None:
     _deploy_arguments(p)
     p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
                    "result does not depend on the batch size")
-    p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV)")
+    p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
+                   "never an input, never a directory")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     p.add_argument("--allow-design-data", action="store_true", help="privatize even the records the mechanism was "
                    "designed on (refused by default: the mechanism file publishes their counts); the output says so")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
@@ -67,6 +69,8 @@ def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
     for w in caught:  # e.g. a mechanism file of an older format: one line each
         sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
     option = "--csv" if args.csv is not None else "--parquet"
+    if args.parquet is not None and args.delimiter is not None:
+        raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     path = args.csv if args.csv is not None else args.parquet
     source = table_source(path, option, args.delimiter, args.parquet is not None)
     source.resolve(args.column)
@@ -87,7 +91,7 @@ def run_privatize(args: argparse.Namespace) -> int:
     design_data = _design_data_guard(args, mech, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
-                           progress=_show_progress(args))
+                           progress=_show_progress(args), overwrite=args.force)
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
@@ -133,6 +137,11 @@ def run_estimate(args: argparse.Namespace) -> int:
     for w in caught:
         sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
     out = est.to_dict()
+    if args.method == "ibu":  # the goodness-of-fit test behind the warning (mechanisms.fit)
+        from ..mechanisms.fit import report_fit  # noqa: PLC0415
+
+        fit = report_fit(mech.matrix, counts, est.estimate, rank=mech.n_inputs if mech.identifiable else None)
+        out["fit"] = {"statistic": fit.statistic, "df": fit.df, "p_value": fit.p_value, "cells": fit.cells}
     out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
                 "identifiable": mech.identifiable, "report_counts": counts,
                 "seconds": time.perf_counter() - t0})

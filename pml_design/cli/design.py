@@ -45,7 +45,9 @@ def add_parser(sub: Any) -> None:
                    "--csv/--parquet also --categories); docs/design.md section 11")
     p.add_argument("--categories", metavar="A,B,...", default=None,
                    help="the public list of categories (comma-separated; default: the values in the data)")
-    p.add_argument("--utility", choices=UTILITIES, default="mutual_information", help="utility to maximise")
+    p.add_argument("--utility", choices=UTILITIES, default="frequency_estimation", help="utility to optimise; the "
+                   "default, frequency_estimation, serves the next steps (privatize, estimate): it minimises the "
+                   "error of the frequencies estimated from the reports")
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
@@ -53,10 +55,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
                    help="wall-clock limit of the column-generation method (default 60); a warning names the gap left")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar with value, bound and gap on stderr (default: when stderr is a terminal)")
+                   help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
+                   "else one plain line every ~10 s (default: on when stderr is a terminal)")
     p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
     p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
-                   "PREFIX.csv")
+                   "PREFIX.csv (checked before the design runs: never an input, never a directory; existing files "
+                   "are replaced only if they are a mechanism file / a matrix CSV of this command)")
+    p.add_argument("--force", action="store_true", help="replace PREFIX.json / PREFIX.csv even if they are files of "
+                   "another kind (never an input)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -75,6 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
     import pml_design as pml  # noqa: PLC0415
 
+    if args.counts is not None:  # options that would be silently ignored
+        for opt, value in (("--column", args.column), ("--delimiter", args.delimiter)):
+            if value is not None:
+                raise CliError(f"argument {opt}: not allowed with --counts (it reads --csv/--parquet)")
+    if args.parquet is not None and args.delimiter is not None:
+        raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
+    outputs = _output_paths(args)
     if args.csv is not None or args.parquet is not None:
         option = "--csv" if args.csv is not None else "--parquet"
         if args.column is None:
@@ -150,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         out["ldp_comparison"] = {"optimal_ldp": cmp.optimal_ldp, "randomized_response": cmp.randomized_response,
                                  "rr_calibrated_to_pml": cmp.rr_pml, "gain_over_ldp": cmp.gain_over_ldp}
     written = []
-    if args.output is not None:
-        written = _write_design_files(args.output, res, labels, delta, m,
+    if outputs is not None:
+        written = _write_design_files(outputs, res, labels, delta, m,
                                       {k: out[k] for k in ("ldp_comparison",) if k in out})
         out["files"] = written
     if args.json:
@@ -222,20 +235,36 @@ def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
     return cats, out
 
 
-def _write_design_files(prefix_arg: str, res: Any, labels: list[str], delta: float | None, m: int,
-                        extra: dict) -> list[str]:
+def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path] | None:
+    """``(PREFIX.json, PREFIX.csv)`` of ``--output``, checked before any work (see ``deploy.output``)."""
+    if args.output is None:
+        return None
+    from ..deploy.output import check_output_path, is_matrix_csv, is_mechanism_file  # noqa: PLC0415
+
+    prefix = args.output
+    if prefix.endswith(("/", "\\")) or pathlib.Path(prefix).is_dir():
+        raise CliError(f"argument --output: {prefix!r} is a directory; give a file prefix such as "
+                       f"{str(pathlib.Path(prefix) / 'mechanism')!r} (writes mechanism.json and mechanism.csv there)")
+    p = pathlib.Path(prefix)
+    inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts")]
+    common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
+    jpath = check_output_path(p.with_name(p.name + ".json"), own_kind=is_mechanism_file,
+                              kind="pml-design mechanism file", **common)
+    cpath = check_output_path(p.with_name(p.name + ".csv"), own_kind=is_matrix_csv,
+                              kind="matrix CSV written by 'pml-design design'", **common)
+    return jpath, cpath
+
+
+def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labels: list[str],
+                        delta: float | None, m: int, extra: dict) -> list[str]:
     """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
     from ..deploy.file import _write_atomically  # noqa: PLC0415
 
-    prefix = pathlib.Path(prefix_arg)
-    if prefix.parent and not prefix.parent.exists():
-        raise CliError(f"argument --output: directory does not exist: {prefix.parent}")
-    jpath = prefix.with_name(prefix.name + ".json")
-    cpath = prefix.with_name(prefix.name + ".csv")
+    jpath, cpath = paths
     rows = [["input"] + [f"y{j}" for j in range(res.matrix.shape[1])]]
     rows += [[lab] + [repr(float(v)) for v in row] for lab, row in zip(labels, res.matrix)]
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
-    res.save(jpath, delta=delta, m=m, extra=jsonable(extra))
+    res.save(jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True)  # checked by _output_paths
     _write_atomically(cpath, buf.getvalue())
     return [str(jpath), str(cpath)]

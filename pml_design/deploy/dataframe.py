@@ -87,8 +87,13 @@ def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
 
 
 def _check_column(columns: Any, column: object, output_column: object) -> Any:
-    if column not in list(columns):
-        raise ValueError(f"column {column!r} is not in the DataFrame; its columns are {fmt(list(columns))}")
+    names = list(columns)
+    if column not in names:
+        raise ValueError(f"column {column!r} is not in the DataFrame; its columns are {fmt(names)}")
+    if output_column is not None and output_column != column and output_column in names:
+        raise ValueError(f"output_column {output_column!r} is already a column of the DataFrame; refusing to overwrite "
+                         "it (choose a new name, or leave output_column=None to replace the privatized column "
+                         f"{column!r} itself)")
     return column if output_column is None else output_column
 
 
@@ -113,8 +118,8 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
         ``default_rng(SeedSequence(seed, spawn_key=(i,)))``, reproducible for a seed and a partitioning (a
         Generator is turned into a seed by drawing from it; None: fresh OS entropy).
     output_column : hashable, optional
-        Write the privatized values to this column instead and keep ``column`` (e.g. for testing; do not
-        release the original column).
+        Write the privatized values to this new column instead and keep ``column`` (e.g. for testing; do not
+        release the original column). It may not name another existing column (refused, not overwritten).
     allow_design_data : bool, default False
         A pandas column whose values (in order) are the records the mechanism was designed on (its
         ``design_data`` fingerprint, :func:`pml_design.design_from_samples`) is refused: the mechanism file

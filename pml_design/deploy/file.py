@@ -124,7 +124,7 @@ def _json_labels(labels: tuple, name: str) -> list:
 
 
 def save_mechanism(result: object, path: object, *, delta: float | None = None, m: int | None = None,
-                   extra: dict | None = None) -> pathlib.Path:
+                   extra: dict | None = None, overwrite: bool = False) -> pathlib.Path:
     """Write a designed mechanism as a mechanism file (JSON, with a content hash), atomically.
 
     Parameters
@@ -139,6 +139,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     extra : dict, optional
         More JSON-able fields to keep in the file (e.g. a comparison with LDP); covered by the hash; may
         not replace a standard field nor hold raw data (``counts``, ``source``).
+    overwrite : bool, default False
+        Replace an existing file that is not a mechanism file (an existing mechanism file is replaced anyway;
+        a directory is always refused, see :func:`pml_design.deploy.output.check_output_path`).
 
     Raises
     ------
@@ -153,7 +156,10 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     from ..design.disclosure import output_disclosure  # noqa: PLC0415
     from ..pipeline import EstimatedDesign  # noqa: PLC0415
     from ..uncertainty import L1Ball  # noqa: PLC0415
+    from .output import check_output_path, is_mechanism_file  # noqa: PLC0415
 
+    target = check_output_path(path, own_kind=is_mechanism_file, kind="pml-design mechanism file",
+                               overwrite=overwrite)
     source, params = None, None
     if isinstance(result, EstimatedDesign):
         delta = result.delta if delta is None else delta
@@ -230,7 +236,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     doc = _plain(doc)
     doc["sha256"] = content_hash(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    return _write_atomically(pathlib.Path(os.fspath(path)), text)  # type: ignore[arg-type]
+    return _write_atomically(target, text)
 
 
 #: Relative slack when a stated number is compared with its re-derivation (both computed the same way).

@@ -15,6 +15,7 @@ command-line option, the file and the bad value. pyarrow is imported only inside
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import os
@@ -138,11 +139,19 @@ class TableSource:
         convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
                                        null_values=[], quoted_strings_can_be_null=False,
                                        include_columns=list(columns) if columns is not None else None)
-        with self.path.open("rb") as fh:
+        # A native Arrow file, never a Python file object: Arrow's read-ahead threads hold the stream and may drop
+        # the last reference to it after Python stopped (interpreter exit, e.g. right after an error message);
+        # the destructor of a wrapped Python file then takes the GIL on a non-Python thread during finalization,
+        # which kills that thread inside a noexcept destructor: "terminate called without an active exception",
+        # exit status 134 (seen in 9% of error exits under load). The reader is also closed before we leave.
+        with pa.OSFile(str(self.path), "rb") as fh:
             reader = pacsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
-            for batch in reader:
-                self.bytes_read = fh.tell()
-                yield batch
+            try:
+                for batch in reader:
+                    self.bytes_read = fh.tell()
+                    yield batch
+            finally:
+                reader.close()
 
     def _parquet_batches(self, columns: Sequence[str] | None) -> Iterator[Any]:
         import pyarrow as pa  # noqa: PLC0415
@@ -171,7 +180,7 @@ def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels
     """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming rows and values."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
-    idx = pc.index_in(pc.utf8_trim_whitespace(values), value_set=value_set)
+    idx = pc.index_in(values, value_set=value_set)  # exact text, as in pandas (check_whitespace_distinct)
     if idx.null_count:
         bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
         examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
@@ -192,19 +201,26 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False) -
     """Distinct values (sorted) of a column and their counts; :data:`MISSING_VALUES` cells are skipped."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
+    from ..mechanisms.labels import check_whitespace_distinct  # noqa: PLC0415
+
     name = source.resolve(column)
     totals: dict[str, int] = {}
-    with _progress(source, progress, "count") as bar:
-        for batch in source.batches([name]):
-            vc = pc.value_counts(pc.utf8_trim_whitespace(batch.column(0)))
+    with _progress(source, progress, "count") as bar, contextlib.closing(source.batches([name])) as batches:
+        for batch in batches:
+            vc = pc.value_counts(batch.column(0))
             for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
                 totals[v] = totals.get(v, 0) + c
             bar.update(source.bytes_read - bar.n)
-    for v in MISSING_VALUES:
-        totals.pop(v, None)
+    for v in [v for v in totals if v.strip() in MISSING_VALUES]:  # blank, whitespace-only, '?', NA: missing
+        del totals[v]
     if not totals:
-        raise TableError(f"argument --column: column {column!r} of {source.path} has no values")
+        raise TableError(f"argument --column: column {column!r} of {source.path} has no values (every cell is "
+                         f"empty or one of {list(MISSING_VALUES[1:])})")
     labels = sorted(totals)
+    try:
+        check_whitespace_distinct(labels, "values")
+    except ValueError as exc:
+        raise TableError(f"argument --column: column {column!r} of {source.path}: {exc}") from None
     return labels, np.array([totals[v] for v in labels], dtype=np.int64)
 
 
@@ -217,8 +233,8 @@ def report_counts(source: TableSource, column: str, mechanism: Any, *, progress:
     value_set = pa.array(outs, type=pa.string())
     counts = np.zeros(len(outs), dtype=np.int64)
     row = 0
-    with _progress(source, progress, "estimate") as bar:
-        for batch in source.batches([name]):
+    with _progress(source, progress, "estimate") as bar, contextlib.closing(source.batches([name])) as batches:
+        for batch in batches:
             counts += np.bincount(_codes(batch.column(0), value_set, source, column, outs, row, "output labels"),
                                   minlength=len(outs))
             row += batch.num_rows
@@ -247,24 +263,26 @@ def _write_csv_batch(batch: Any, sink: Any, delimiter: str) -> None:
 
 
 def privatize_table(source: TableSource, column: str, mechanism: Any, output: object, rng: np.random.Generator,
-                    *, progress: bool = False) -> int:
+                    *, progress: bool = False, overwrite: bool = False) -> int:
     """Write ``source`` to ``output`` with ``column`` replaced by privatized labels; returns the row count.
 
     Implements: the local model of the core paper (Section II), ``Y ∼ P_{Y|X=x}`` per record, by
     :meth:`pml_design.Mechanism.privatize_codes` batch by batch. ``output`` is Parquet if it ends in
     ``.parquet``/``.pq``, else CSV with the input's delimiter. Nothing is left at ``output`` on failure.
+    ``output`` is never the input file nor the mechanism's file (resolved paths); an existing
+    ``output`` is replaced only with ``overwrite=True`` (``--force``).
     """
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     from .file import temporary_sibling  # noqa: PLC0415
+    from .output import check_output_path  # noqa: PLC0415
 
     name = source.resolve(column)
-    target = pathlib.Path(os.fspath(output))  # type: ignore[arg-type]
-    if not target.parent.is_dir():
-        raise TableError(f"argument --output: directory does not exist: {target.parent}")
-    if target.exists() and target.resolve() == source.path.resolve():
-        raise TableError(f"argument --output: must differ from the input file {source.path}")
+    mech_file = (getattr(mechanism, "metadata", None) or {}).get("path")
+    target = check_output_path(output, inputs=[(source.path, source.option), (mech_file, "MECHANISM")],
+                               kind="privatized copy", overwrite=overwrite, option="argument --output",
+                               force_hint="--force")
     labels = _label_strings(mechanism.labels, "labels")
     value_set = pa.array(labels, type=pa.string())
     out_values = pa.array(_label_strings(mechanism.output_labels, "output labels"), type=pa.string())
@@ -272,11 +290,13 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     fd, tmp = temporary_sibling(target)
     rows = 0
     try:
-        with os.fdopen(fd, "wb") as sink, _progress(source, progress, "privatize") as bar:
+        os.close(fd)  # written through a native Arrow file (see _csv_batches: no Python file inside Arrow)
+        with pa.OSFile(str(tmp), "wb") as sink, _progress(source, progress, "privatize") as bar, \
+                contextlib.closing(source.batches()) as batches:
             writer = None
             if not _is_parquet(target):
                 sink.write(_csv_header_line(source.header, source.delimiter or ","))
-            for batch in source.batches():
+            for batch in batches:
                 x = _codes(batch.column(j), value_set, source, column, labels, rows, "labels")
                 y = mechanism.privatize_codes(x, rng)
                 cols = list(batch.columns)

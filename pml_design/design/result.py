@@ -129,12 +129,13 @@ class DesignResult:
         return replace(self, labels=check_labels(labels, self.matrix.shape[0], "labels"))
 
     def save(self, path: object, *, delta: float | None = None, m: int | None = None,
-             extra: dict | None = None) -> "pathlib.Path":
+             extra: dict | None = None, overwrite: bool = False) -> "pathlib.Path":
         """Write the mechanism file, the unit of deployment (see :func:`pml_design.save_mechanism`).
 
         JSON with the matrix, the category labels, ε, the certified ε, δ, the radius, P̂, m, the utility,
         the library version and a SHA-256 content hash; read it back with :func:`pml_design.load_mechanism`.
         ``delta`` and ``m`` default to ``info["delta"]`` / ``info["m"]`` (set by ``design_from_samples``).
+        An existing file at ``path`` is replaced only if it is a mechanism file, or with ``overwrite=True``.
 
         Returns
         -------
@@ -143,7 +144,7 @@ class DesignResult:
         """
         from ..deploy import save_mechanism  # noqa: PLC0415
 
-        return save_mechanism(self, path, delta=delta, m=m, extra=extra)
+        return save_mechanism(self, path, delta=delta, m=m, extra=extra, overwrite=overwrite)
 
     def guarantee(self) -> str:
         """Human-readable statement of the certified guarantee."""

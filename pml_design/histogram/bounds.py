@@ -76,13 +76,13 @@ __all__ = [
 # validation helpers
 # ----------------------------------------------------------------------------------------------------------
 def _check_alpha(alpha: Any, n_bins: int | None, name: str = "alpha") -> float:
-    """α ∈ (0, 1/k] (or (0, 1] when k is not given)."""
+    """α ∈ (0, 1/k] (or (0, 1/2] when k is not given: a histogram has k ≥ 2 bins and min_i p_i ≤ 1/k)."""
     a = check_real(alpha, name)
     if n_bins is not None:
-        k = check_positive_int(n_bins, "n_bins")
+        k = check_positive_int(n_bins, "n_bins", minimum=2)
         upper, text = 1.0 / k, f"(0, 1/k] = (0, {1.0 / k:.6g}] for k = n_bins = {k}"
     else:
-        upper, text = 1.0, "(0, 1]"
+        upper, text = 0.5, "(0, 1/2] (the smallest of k >= 2 bin probabilities is at most 1/k <= 1/2)"
     if not (math.isfinite(a) and 0.0 < a <= upper * (1.0 + 1e-12)):
         raise ValueError(
             f"{name} must lie in {text} (a lower bound on every bin's probability), got {a!r}"

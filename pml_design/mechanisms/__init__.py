@@ -26,6 +26,7 @@ from .ldp import (
     oue,
     subset_selection,
 )
+from .fit import ReportFit, ReportsFitWarning, report_fit
 from .mechanism import FrequencyEstimate, Mechanism, project_to_simplex
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Mechanism",
     "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
+    "ReportFit",
+    "ReportsFitWarning",
     "SubsetSelection",
     "binary_ldp",
     "binary_optimal",
@@ -50,6 +53,7 @@ __all__ = [
     "project_to_simplex",
     "randomized_response",
     "randomized_response_for_pml",
+    "report_fit",
     "subset_selection",
     "theorem5_binary",
     "uniform_optimal",

@@ -70,7 +70,23 @@ def check_labels(labels: object, size: int | None = None, name: str = "labels") 
             raise TypeError(f"{name} must be hashable values, got {fmt(v)} at position {i}") from None
         if j != i:
             raise ValueError(f"{name} must be distinct; {v!r} appears at positions {j} and {i}")
+    check_whitespace_distinct(out, name)
     return out
+
+
+def check_whitespace_distinct(labels: Sequence, name: str = "labels") -> None:
+    """Refuse text labels that differ only in surrounding whitespace (``' sp '`` and ``'sp'``).
+
+    The one rule of the library, its command line and mechanism files: a label is its exact text (nothing is
+    stripped, as in pandas); two labels that would look the same to a reader are an error, not two categories.
+    """
+    first: dict[str, object] = {}
+    for v in labels:
+        if isinstance(v, str):
+            other = first.setdefault(v.strip(), v)
+            if other != v:
+                raise ValueError(f"{name} {other!r} and {v!r} differ only in surrounding whitespace; labels are "
+                                 "compared as exact text (strip the values first if they are the same category)")
 
 
 def _all_integers(labels: Sequence) -> bool:

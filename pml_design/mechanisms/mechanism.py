@@ -21,9 +21,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._validation import as_generator, check_mechanism, check_positive_int, check_probability_vector, fmt
+from .._validation import (
+    as_generator,
+    check_mechanism,
+    check_positive_int,
+    check_positive_real,
+    check_probability_vector,
+    fmt,
+)
 from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
+from .fit import FIT_LEVEL, ReportsFitWarning, check_possible_reports, report_fit
 from .labels import _default_output_labels, _encode, _label_array, check_labels, label_codes
 
 __all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
@@ -293,9 +301,19 @@ class Mechanism:
         return pi
 
     def _point_estimate(self, counts: np.ndarray, method: str, max_iter: int, tol: float) -> np.ndarray:
+        max_iter = check_positive_int(max_iter, "max_iter")
+        tol = check_positive_real(tol, "tol")
         if method == "inversion":
             return self._inversion(counts)
-        return self._ibu(counts, check_positive_int(max_iter, "max_iter"), tol)
+        pi = self._ibu(counts, max_iter, tol)
+        fit = report_fit(self._W, counts, pi, rank=self.n_inputs if self.identifiable else self._rank)  # cached SVD
+        if fit.p_value < FIT_LEVEL:
+            warnings.warn(
+                f"the reports do not fit mechanism {self.name!r}: likelihood-ratio test G = {fit.statistic:.4g} on "
+                f"{fit.df} degree(s) of freedom, p = {fit.p_value:.2g} < {FIT_LEVEL:g}; they were probably "
+                "privatized by another mechanism (check the mechanism file), so this estimate is not trustworthy",
+                ReportsFitWarning, stacklevel=4)
+        return pi
 
     def _covariance_at(self, pi: np.ndarray, n: int, method: str) -> np.ndarray:
         """Asymptotic covariance of the estimator at ``pi`` from ``n`` reports (see :meth:`estimate_covariance`)."""
@@ -313,6 +331,7 @@ class Mechanism:
         if method not in ("ibu", "mle", "inversion"):
             raise ValueError(f"method must be 'ibu' (= 'mle') or 'inversion', got {method!r}")
         c = _as_counts(reports, self.n_outputs, "reports") if counts else self.report_counts(reports).astype(float)
+        check_possible_reports(self._W, c, self._out_labels)
         self._check_identifiable(stacklevel=4)
         return c
 
@@ -329,7 +348,11 @@ class Mechanism:
         """Estimate the input distribution from privatized reports, optionally with confidence intervals.
 
         Both estimators are consistent when the mechanism is :attr:`identifiable`; otherwise a
-        ``UserWarning`` says so (the distribution is then not determined by the reports).
+        ``UserWarning`` says so (the distribution is then not determined by the reports). Reports on an output
+        the mechanism never produces are refused (``ValueError``); with ``"ibu"`` a likelihood-ratio test of the
+        counts against ``π̂ᵀW`` (:func:`pml_design.mechanisms.fit.report_fit`) raises a
+        :class:`~pml_design.mechanisms.fit.ReportsFitWarning` below p = 1e-6 (the reports were probably
+        privatized by another mechanism).
 
         Parameters
         ----------

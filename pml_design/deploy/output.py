@@ -1,0 +1,120 @@
+"""Output paths that never destroy a file: the one check every writer of the library and the CLI runs first.
+
+Rules (issue 23, "files are sacred"):
+
+* an output is never one of the call's own inputs, compared by *resolved* path (symlinks, ``./``, ``..`` and
+  hard links count), not even with ``overwrite=True`` / ``--force``;
+* an existing output is replaced only if it is a file of the kind being written (a mechanism file for a
+  mechanism file, a matrix CSV written by ``pml-design design`` for the matrix CSV), or with an explicit
+  ``overwrite=True`` / ``--force``;
+* a directory (or a name ending in a path separator) is never an output;
+* the parent directory must exist (nothing is created implicitly).
+
+Writes themselves stay atomic (:func:`pml_design.deploy.file.temporary_sibling` + ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from collections.abc import Callable, Iterable
+
+__all__ = ["OutputFileError", "check_output_path", "is_matrix_csv", "is_mechanism_file"]
+
+
+class OutputFileError(ValueError):
+    """An output path that would destroy a file (an input, a file of another kind) or is a directory."""
+
+
+def is_mechanism_file(path: pathlib.Path) -> bool:
+    """Whether ``path`` is a pml-design mechanism file (JSON with ``"format": "pml-design-mechanism"``)."""
+    from .file import FORMAT  # noqa: PLC0415
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 20)
+        doc = json.loads(head.decode("utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
+
+
+def is_matrix_csv(path: pathlib.Path) -> bool:
+    """Whether ``path`` looks like the matrix CSV of ``pml-design design -o`` (header ``input,y0,y1,...``)."""
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(1 << 16).decode("utf-8-sig").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    fields = first.split(",")
+    return len(fields) >= 2 and fields[0] == "input" and all(f == f"y{j}" for j, f in enumerate(fields[1:]))
+
+
+def _same_file(a: pathlib.Path, b: pathlib.Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def check_output_path(
+    path: object,
+    *,
+    inputs: Iterable[tuple[object, str]] = (),
+    own_kind: Callable[[pathlib.Path], bool] | None = None,
+    kind: str = "file",
+    overwrite: bool = False,
+    option: str = "path",
+    force_hint: str = "overwrite=True",
+) -> pathlib.Path:
+    """Check that writing ``path`` destroys nothing; returns it as a :class:`pathlib.Path`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output.
+    inputs : iterable of (path, name)
+        The call's own inputs and how the caller named them (``("survey.csv", "--csv")``); ``path`` may be
+        none of them, whatever ``overwrite`` says.
+    own_kind : callable, optional
+        ``own_kind(existing) -> bool``: whether an existing file at ``path`` is of the kind being written
+        (replaced without ``overwrite``). None: every existing file needs ``overwrite``.
+    kind : str
+        What is written, for messages (``"mechanism file"``).
+    overwrite : bool
+        Replace an existing file of another kind.
+    option, force_hint : str
+        How the caller names the output and the override (``"--output"`` / ``"--force"`` on the command
+        line, ``"path"`` / ``"overwrite=True"`` in Python).
+
+    Raises
+    ------
+    OutputFileError (a ValueError)
+        With one line naming ``option``, the path and what to do.
+    """
+    text = os.fspath(path)  # type: ignore[arg-type]
+    if not isinstance(text, str):
+        text = os.fsdecode(text)
+    target = pathlib.Path(text)
+    if text.endswith((os.sep, "/")) or target.is_dir():
+        raise OutputFileError(f"{option}: {text!r} is a directory; give a file name (e.g. {str(target / 'out')!r})")
+    parent = target.parent if str(target.parent) else pathlib.Path(".")
+    if not parent.is_dir():
+        raise OutputFileError(f"{option}: directory does not exist: {parent}")
+    for inp, name in inputs:
+        if inp is None:
+            continue
+        if _same_file(target, pathlib.Path(os.fspath(inp))):  # type: ignore[arg-type]
+            raise OutputFileError(f"{option}: {text} is the input {name} ({inp}); refusing to overwrite an input "
+                                  "(choose another output name)")
+    if target.exists() and not overwrite:
+        if not target.is_file():
+            raise OutputFileError(f"{option}: {text} exists and is not a regular file")
+        if own_kind is None or not own_kind(target):
+            what = "exists" if own_kind is None else f"exists and is not a {kind}"
+            raise OutputFileError(f"{option}: {text} {what}; refusing to replace it (choose another name, or "
+                                  f"pass {force_hint} to replace it)")
+    return target
