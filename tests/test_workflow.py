@@ -172,7 +172,9 @@ def test_split_is_disjoint_complete_reproducible_and_binomial(table, tmp_path, f
     monkeypatch.setattr("pml_design.deploy.streaming._BLOCK", 1 << 12)
     split_file(path, 0.3, *again, rng=7)
     assert list(read(again[0])["id"]) == list(d["id"])
-    split_file(path, 0.3, *again, rng=8)
+    with pytest.raises(ValueError, match="exists; refusing to replace it"):  # files are sacred: --force to replace
+        split_file(path, 0.3, *again, rng=8)
+    split_file(path, 0.3, *again, rng=8, overwrite=True)
     assert list(read(again[0])["id"]) != list(d["id"])
 
 

@@ -34,7 +34,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--fraction", type=_fraction, required=True, help="share of rows for DESIGN, in (0, 1)")
     p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy)")
     p.add_argument("--output", "-o", nargs=2, metavar=("DESIGN", "REST"), required=True,
-                   help="the two output files (.parquet: Parquet, else CSV)")
+                   help="the two output files (.parquet: Parquet, else CSV); never the input, never a directory")
+    p.add_argument("--force", action="store_true", help="replace DESIGN / REST if they exist")
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (shown only on a terminal)")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                           args.parquet is not None)
     design_out, rest_out = args.output
     n_design, n_rest = split_file(source, args.fraction, design_out, rest_out, args.seed,
-                                  progress=not args.no_progress and sys.stderr.isatty())
+                                  progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force)
     summary = {"input": str(source.path), "design": design_out, "rest": rest_out, "design_rows": n_design,
                "rest_rows": n_rest, "fraction": args.fraction, "seed": args.seed}
     if args.json:

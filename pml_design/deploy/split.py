@@ -30,7 +30,9 @@ def _check_fraction(fraction: object) -> float:
     return f
 
 
-def _check_outputs(source: TableSource, outputs: list[pathlib.Path]) -> None:
+def _check_outputs(source: TableSource, outputs: list[pathlib.Path], overwrite: bool) -> None:
+    from .output import check_output_path  # noqa: PLC0415
+
     inp = source.path.resolve()
     for what, out in zip(("DESIGN", "REST"), outputs):
         if not out.parent.is_dir():
@@ -39,6 +41,9 @@ def _check_outputs(source: TableSource, outputs: list[pathlib.Path]) -> None:
             raise TableError(f"argument --output: {what} must differ from the input file {source.path}")
     if outputs[0].resolve() == outputs[1].resolve():
         raise TableError(f"argument --output: DESIGN and REST must be two different files, got {outputs[0]} twice")
+    for out in outputs:  # the library's one rule: never an input, never an existing file without --force
+        check_output_path(out, inputs=[(source.path, source.option)], kind="split output", overwrite=overwrite,
+                          option="argument --output", force_hint="--force")
 
 
 class _Sink:
@@ -71,7 +76,8 @@ class _Sink:
 
 
 def split_file(input: object, fraction: float, design_output: object, rest_output: object, rng: object = None, *,
-               delimiter: str | None = None, parquet: bool | None = None, progress: bool = False) -> tuple[int, int]:
+               delimiter: str | None = None, parquet: bool | None = None, progress: bool = False,
+               overwrite: bool = False) -> tuple[int, int]:
     """Split the rows of a CSV / Parquet file at random into two disjoint files: design records and the rest.
 
     Implements: the estimation / release split of the core paper's Section IV-D (P̂ from "a portion of a large
@@ -97,6 +103,9 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         Force the input format.
     progress : bool, default False
         A progress bar on stderr.
+    overwrite : bool, default False
+        Replace an existing output file (``--force``); without it an existing file is refused, as everywhere
+        (:func:`pml_design.deploy.output.check_output_path`).
 
     Returns
     -------
@@ -118,7 +127,7 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         as_parquet = _is_parquet(path) if parquet is None else parquet
         source = TableSource(path, "--parquet" if as_parquet else "--csv", delimiter=delimiter, parquet=parquet)
     outputs = [pathlib.Path(os.fspath(p)) for p in (design_output, rest_output)]  # type: ignore[arg-type]
-    _check_outputs(source, outputs)
+    _check_outputs(source, outputs, overwrite)
     import pyarrow as pa  # noqa: PLC0415
 
     sinks: list[_Sink] = []
