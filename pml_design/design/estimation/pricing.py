@@ -26,11 +26,13 @@ def reduced_costs(R: np.ndarray, M: np.ndarray, nu: np.ndarray) -> np.ndarray:
 
 def local_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
                   gen: np.random.Generator, *, density: float | None = None, restarts: int = 6,
-                  sweeps: int = 4) -> np.ndarray:
+                  sweeps: int = 4, per_sweep: int = 4) -> np.ndarray:
     """Heuristic pricing over two-level subset directions: greedy single flips from several starts.
 
     Starts: the symbols with the largest ``M_xx − ν_x`` and random masks of the given ``density`` (default
-    ``1/(e^ε + 1)``, subset selection's k/N). Returns the normalised candidate columns (``prior·r = 1``).
+    ``1/(e^ε + 1)``, subset selection's k/N) alternating with 1/2 (Hadamard response's half-sets). Returns the
+    normalised candidate columns (``prior·r = 1``): each local optimum and the ``per_sweep`` best improving
+    neighbours met on the way.
     """
     n = prior.shape[0]
     rho = 1.0 / (math.exp(min(epsilon, 700.0)) + 1.0) if density is None else float(density)
@@ -42,7 +44,7 @@ def local_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np
 
     first = np.zeros(n, dtype=bool)
     first[np.argsort(-np.diag(M) + nu)[: max(1, int(round(n * rho)))]] = True
-    starts = [first] + [gen.random(n) < rho for _ in range(restarts - 1)]
+    starts = [first] + [gen.random(n) < (rho if i % 2 else 0.5) for i in range(restarts - 1)]
     out = []
     for m in starts:
         if not m.any():
@@ -55,11 +57,13 @@ def local_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np
             flips[np.arange(n), np.arange(n)] ^= True
             ok = flips.any(axis=1) & ~flips.all(axis=1)
             vals, _ = score(flips[ok])
-            j = int(np.argmin(vals))
+            order = np.argsort(vals)[:per_sweep]
+            out.extend(flips[ok][order[vals[order] < 0]])  # every good neighbour is a candidate column
+            j = int(order[0])
             if vals[j] < cur - 1e-15:
                 cur = float(vals[j])
                 m = flips[ok][j]
             else:
                 break
         out.append(m)
-    return score(np.array(out))[1]
+    return score(np.unique(np.array(out), axis=0))[1]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...uncertainty import UncertaintySet
 
+
 __all__ = ["block_masks", "ray_seeds", "subset_directions"]
 
 
@@ -46,10 +47,42 @@ def block_masks(W: np.ndarray) -> np.ndarray:
 
 def ray_seeds(uset: UncertaintySet, epsilon: float, ldp_matrix: np.ndarray, gen: np.random.Generator,
               budget: int) -> np.ndarray:
-    """Rank-one seed columns: constant, singletons, and up to ``budget`` blocks of the LDP channel, boosted to 𝒫."""
+    """Rank-one seed columns, each boosted to the largest level 𝒫 allows (:func:`subset_directions`): constant,
+    singletons, the dyadic families of :func:`_dyadic_groups` (Hadamard response's half-sets: at small ε and a wide
+    ball their heavy members allow ratios far above e^ε) and up to ``budget`` blocks of the LDP seed channel."""
     n = uset.size
     masks = block_masks(ldp_matrix)
     if masks.shape[0] > budget:
         masks = masks[gen.choice(masks.shape[0], size=budget, replace=False)]
-    masks = np.vstack([np.eye(n, dtype=bool), masks])
+    masks = np.vstack([np.eye(n, dtype=bool), *_dyadic_groups(n, epsilon, gen), masks])
     return np.hstack([np.ones((n, 1)), subset_directions(uset, epsilon, masks)])
+
+
+def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int = 512) -> list[np.ndarray]:
+    """Balanced designs from F_2^m (K = 2^m > N points, symbols = the first N non-zero points): the Hadamard
+    response (complements of the hyperplanes through 0, Acharya, Sun & Zhang 2019: a 2-design) and random parallel
+    classes of codimension j ≈ log2(e^ε + 1) (the cosets of a random j-dimensional linear map: a partition, so
+    every symbol is in exactly one subset per class), which approximate subset selection with k ≈ N/(e^ε + 1)."""
+    m = max(1, int(math.ceil(math.log2(n + 1))))
+    pts = np.arange(1, n + 1, dtype=np.int64)
+    bits = ((pts[:, None] >> np.arange(m)) & 1).astype(np.int64)  # (n, m) coordinates over F_2
+    rows = np.arange(1, 2**m, dtype=np.int64)
+    rbits = ((rows[:, None] >> np.arange(m)) & 1).astype(np.int64)
+    groups = [((rbits @ bits.T) % 2 == 0)]  # Hadamard response: {x : <r, x> = 0}, r ≠ 0
+    j = int(round(math.log2(math.exp(epsilon) + 1.0)))
+    classes: list[np.ndarray] = []
+    if 2 <= j < m:
+        for _ in range(max(1, budget // 2**j)):
+            A = rng.integers(0, 2, size=(j, m))
+            if np.linalg.matrix_rank(A) < j:  # rank over the reals ≥ rank over F_2 is not enough: retry cheaply
+                continue
+            code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset index of every symbol
+            cls = code[None, :] == np.arange(2**j)[:, None]
+            cls = cls[cls.any(axis=1)]
+            if cls.shape[0] > 1:
+                classes.append(cls)
+        if classes:
+            groups.append(np.vstack(classes))  # a union of partitions is balanced: one design
+    return [g for g in groups if g.any(axis=1).all() and not g.all(axis=1).any()]
+
+
