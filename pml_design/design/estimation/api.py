@@ -159,24 +159,26 @@ def design_frequency_estimation(
     n = uset.size
     d_opt = util.criterion == "D"
     sq = 0.0 if d_opt else float(prior @ prior)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
     ldp = ldp_optimum(n, epsilon, prior)
-    seed = compact_ldp_channel(n, epsilon, prior,
-                               max_outputs=min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n)))
-    best = _Incumbent(uset, epsilon, util, prior)
-    best.offer(seed.matrix, "ldp_seed")
-    seed_value = best.value
     state = {"it": 0, "lower": -math.inf, "proven": False, "K": 0, "enumerated": False}
-    if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
-        _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
-                           progress_bar(total=max_iter, desc="estimation design", enabled=progress), time_limit)
+    # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
+    with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
+        seed = compact_ldp_channel(n, epsilon, prior,
+                                   max_outputs=min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n)))
+        best = _Incumbent(uset, epsilon, util, prior)
+        best.offer(seed.matrix, "ldp_seed")
+        seed_value = best.value
+        if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
+            _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
+                               progress_bar(total=max_iter, desc="estimation design", enabled=progress), time_limit)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
 
 
 def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state: dict, gen, deadline: float,
                        max_iter: int, bar, time_limit: float) -> None:
     """Rounds of master + pricing; every master iterate is certified and offered to ``best``; fills ``state``."""
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
     n = uset.size
     d_opt = util.criterion == "D"
     R_all = _all_rays(uset, epsilon, prior) if time.perf_counter() < deadline else None
@@ -191,9 +193,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     try:
         for it in range(1, max_iter + 1):
             state["it"] = it
-            with threadpool_limits(1):  # dense algebra of a few hundred: one BLAS thread, never oversubscribed
-                x, nu, (f, _, M) = solve_master(V, G, d_opt, x, deadline, warm=it > 1,
-                                                rtol=1e-8 if R_all is not None or it > 8 else 1e-4)
+            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, deadline, warm=it > 1,
+                                            rtol=1e-8 if R_all is not None or it > 8 else 1e-4)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
