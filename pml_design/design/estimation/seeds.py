@@ -19,7 +19,11 @@ import numpy as np
 from ...uncertainty import UncertaintySet
 
 
-__all__ = ["block_masks", "ray_seeds", "subset_directions"]
+__all__ = ["LARGE_N", "block_masks", "ray_seeds", "subset_directions"]
+
+#: Above this alphabet size the rank-one seeds are only Hadamard response's half-sets (the master's cost grows
+#: with the cube of its number of columns; the LDP channel, one matrix column, keeps F invertible).
+LARGE_N: int = 400
 
 
 def subset_directions(uset: UncertaintySet, epsilon: float, masks: np.ndarray) -> np.ndarray:
@@ -54,7 +58,11 @@ def ray_seeds(uset: UncertaintySet, epsilon: float, ldp_matrix: np.ndarray, gen:
     masks = block_masks(ldp_matrix)
     if masks.shape[0] > budget:
         masks = masks[gen.choice(masks.shape[0], size=budget, replace=False)]
-    masks = np.vstack([np.eye(n, dtype=bool), *_dyadic_groups(n, epsilon, gen), masks])
+    dyadic = _dyadic_groups(n, epsilon, gen)
+    if n > LARGE_N:  # the master is dense in the number of columns: only the dyadic half-sets (≤ 2N) at large N
+        masks = np.vstack(dyadic[:1])
+    else:
+        masks = np.vstack([np.eye(n, dtype=bool), *dyadic, masks])
     return np.hstack([np.ones((n, 1)), subset_directions(uset, epsilon, masks)])
 
 
