@@ -442,19 +442,19 @@ class Mechanism:
                          metadata=self.metadata)
 
 
-def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float = 1e-13) -> np.ndarray | None:
+def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float = 1e-12) -> np.ndarray | None:
     """The maximiser of ``L(π) = Σ_y f_y log(π·w_y)`` on the simplex by a barrier Newton method, or None.
 
     The sufficient statistics are the output frequencies ``f_y`` (reports never enter). With ``q = πᵀW``,
     ``∇L = W (f/q)`` and ``−∇²L = W diag(f/q²) Wᵀ``. Barrier method (Boyd & Vandenberghe §11.3): maximise
     ``L + μ Σ_x log π_x`` subject to ``Σ π = 1`` by equality-constrained damped Newton steps (cut to stay in the
-    open orthant, halved until the objective increases), then ``μ ← μ/10`` down to ``mu_final``; the duality gap
+    open orthant, halved until the objective increases), then ``μ ← μ/100`` (from 1e-5) down to ``mu_final``; the duality gap
     is ``N μ``, so the result is the MLE (the limit of EM) to about that accuracy, boundary zeros included
     (coordinates below ``N μ`` are set to 0). None when the system is singular (the caller falls back to EM).
     """
     n = pi.shape[0]
     pi = 0.5 * pi / pi.sum() + 0.5 / n  # strictly interior start
-    mu = 1e-2
+    mu = 1e-5
 
     def phi(p: np.ndarray) -> float:
         q = p @ Wu
@@ -491,7 +491,7 @@ def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float 
             pi, cur = new, val
         if mu <= mu_final:
             break
-        mu = max(mu * 0.1, mu_final)
+        mu = max(mu * 0.01, mu_final)
     pi = np.where(pi < 10 * n * mu_final, 0.0, pi)
     return pi / pi.sum()
 
