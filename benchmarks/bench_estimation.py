@@ -217,8 +217,12 @@ def _size_columns(quick: bool, sizes: list[int]) -> list[tuple[str, np.ndarray, 
 
 
 def run_sizes(quick: bool = False, outdir: str | pathlib.Path | None = None, *, sizes: list[int] | None = None,
-              epsilons: list[float] | None = None, time_limit: float | None = None) -> dict:
-    """The alphabet-size grid (module docstring); writes the JSON after every cell (atomically)."""
+              epsilons: list[float] | None = None, time_limit: float | None = None, merge: bool = False,
+              adult: bool = True) -> dict:
+    """The alphabet-size grid (module docstring); writes the JSON after every cell (atomically).
+
+    ``merge``: keep the cells of the existing JSON that this run does not redo (same column and ε are replaced).
+    """
     import warnings
 
     import pml_design as pml
@@ -232,7 +236,11 @@ def run_sizes(quick: bool = False, outdir: str | pathlib.Path | None = None, *, 
     stem = "estimation_sizes_quick" if quick else "estimation_sizes"
     cells: list[dict] = []
     out = {"quick": quick, "config": {"m": 5000, "delta": 1e-6, "zipf_exponent": 1.1}, "cells": cells}
-    for name, p, sample in _size_columns(quick, sizes):
+    old = json.loads((outdir / f"{stem}.json").read_text())["cells"] if merge and (outdir / f"{stem}.json").exists() else []
+    columns = [c for c in _size_columns(quick, sizes) if adult or c[0].startswith("Zipf")]
+    redo = {(name, e) for name, _, _ in columns for e in epsilons}
+    cells.extend(c for c in old if (c["column"], c["epsilon"]) not in redo)
+    for name, p, sample in columns:
         n = p.shape[0]
         tl = time_limit or (5.0 if quick else size_time_limit(n))
         for eps in epsilons:
@@ -258,6 +266,7 @@ def run_sizes(quick: bool = False, outdir: str | pathlib.Path | None = None, *, 
                 "warnings": [str(w.message)[:160] for w in rec],
             }
             cells.append(cell)
+            cells.sort(key=lambda c: (c["n"] if c["column"].startswith("Zipf") else 0, c["epsilon"]))
             print(f"{name:22s} eps={eps:<4} ratio {cell['ratio']:.3f}  error {err:.5g}  LDP opt {best.name} "
                   f"{best.mse:.5g}  {wall:.1f}s/{tl:g}s  outputs {cell['n_outputs']}  gap {cell['gap']:.3g}", flush=True)
             tmp = outdir / f".{stem}.json.tmp"
@@ -328,9 +337,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", action="store_true", help="the alphabet-size grid of issue 21 instead")
     ap.add_argument("--n", type=int, nargs="*", help="with --sizes: the Zipf alphabet sizes (default: all)")
     ap.add_argument("--epsilons", type=float, nargs="*", help="with --sizes: the ε values (default: all)")
+    ap.add_argument("--merge", action="store_true", help="with --sizes: keep the other cells of the existing JSON")
+    ap.add_argument("--no-adult", action="store_true", help="with --sizes: Zipf columns only")
     args = ap.parse_args(argv)
     if args.sizes:
-        run_sizes(args.quick, sizes=args.n, epsilons=args.epsilons, time_limit=args.time_limit)
+        run_sizes(args.quick, sizes=args.n, epsilons=args.epsilons, time_limit=args.time_limit, merge=args.merge,
+                  adult=not args.no_adult)
     else:
         run(args.quick, splits=args.splits, seeds=args.seeds,
             time_limit=30.0 if args.time_limit is None else args.time_limit)

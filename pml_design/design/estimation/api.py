@@ -37,6 +37,8 @@ MAX_COLUMN_GENERATION_N: int = 1200
 #: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``.
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
+#: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept).
+MASTER_COLUMNS: int = 600
 
 
 def _all_rays(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray | None:
@@ -183,7 +185,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     d_opt = util.criterion == "D"
     R_all = _all_rays(uset, epsilon, prior) if time.perf_counter() < deadline else None
     state["enumerated"] = R_all is not None
-    cap = max(2 * n, 200)  # generated columns kept between rounds
+    cap = max(2 * n, MASTER_COLUMNS)  # generated columns kept between rounds
     V = ray_seeds(uset, epsilon, seed.matrix, gen, budget=n)
     V = V / (prior @ V)
     G = fisher_information(seed.matrix, prior)[None]
@@ -194,7 +196,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
         for it in range(1, max_iter + 1):
             state["it"] = it
             x, nu, (f, _, M) = solve_master(V, G, d_opt, x, deadline, warm=it > 1,
-                                            rtol=1e-8 if R_all is not None or it > 8 else 1e-4)
+                                            rtol=1e-8 if R_all is not None or it > 8 or n <= 100 else 1e-4)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
