@@ -286,7 +286,7 @@ def sizes_table(out: dict) -> str:
     for col in cols:
         cs = {c["epsilon"]: c for c in out["cells"] if c["column"] == col}
         n = next(iter(cs.values()))["n"]
-        ratios = " | ".join(f"{cs[e]['ratio']:.3f}" if e in cs else "–" for e in eps)
+        ratios = " | ".join(f"{cs[e]['ratio']:.4g}" if e in cs else "–" for e in eps)
         walls = [c["wall_s"] for c in cs.values()]
         outs = [c["n_outputs"] for c in cs.values()]
         gaps = [c["gap"] for c in cs.values()]
@@ -298,7 +298,7 @@ def sizes_table(out: dict) -> str:
     lines.append(
         f"Exact per-report error `tr F⁻¹ − ‖P‖²` of the PML design at the true P divided by the LDP optimum's exact "
         f"error (best of GRR, OUE, OLH, Hadamard response and subset selection at its best k); {len(ratios)} cells, "
-        f"geometric mean {np.exp(np.log(ratios).mean()):.3f}, worst {ratios.max():.3f}; P̂ from 5 000 rows, δ = 1e-6"
+        f"geometric mean {np.exp(np.log(ratios).mean()):.3f}, worst {ratios.max():.4g}; P̂ from 5 000 rows, δ = 1e-6"
         + (" (quick run)." if out.get("quick") else ".")
     )
     return "\n".join(lines)
