@@ -9,6 +9,14 @@ the PML estimate is the MLE (IBU), the LDP estimates are the standard unbiased o
 
 Usage: ``python -m benchmarks.bench_estimation [--splits 2] [--seeds 10] [--time-limit 30] [--quick]``. Writes
 ``benchmarks/results/estimation.json`` and ``estimation.png`` and prints the Markdown table.
+
+Alphabet sizes (issue 21): ``python -m benchmarks.bench_estimation --sizes [--quick]``. Zipf (P ∝ 1/i^1.1)
+N = 50, 100, 300, 1 000, 3 000 and Adult native-country (N = 41), ε ∈ {0.5, 1, 2, 4}: P̂ from 5 000 rows,
+δ = 1e-6, ``design_from_samples(..., utility="frequency_estimation", allow_zero=True)`` with time limits 30 s
+(N ≤ 105), 60 s (N = 300), 120 s (N ≥ 1 000); the *exact* per-report error ``tr F⁻¹ − ‖P‖²`` at the true P against
+every oracle's exact error and the LDP optimum (subset selection at its best k over all k, GRR, OUE, OLH, Hadamard
+response), wall time, outputs and the proven relative gap. Writes ``estimation_sizes.json`` / ``.png``
+(``estimation_sizes_quick.*`` with ``--quick``: N = 50 and 300, ε ∈ {1, 4}, 5 s limits).
 """
 
 from __future__ import annotations
@@ -178,14 +186,166 @@ def _plot(out: dict, path: pathlib.Path) -> None:
     plt.close(fig)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# alphabet sizes (issue 21): exact errors, PML against every oracle and the LDP optimum
+# ----------------------------------------------------------------------------------------------------------
+SIZES = [50, 100, 300, 1000, 3000]
+SIZE_EPSILONS = [0.5, 1.0, 2.0, 4.0]
+SIZE_ORACLES = ["GRR", "OUE", "OLH", "SS", "HR"]
+
+
+def size_time_limit(n: int) -> float:
+    """The issue's time limits: 30 s for N ≤ 105, 60 s for N = 300, 120 s for N ≥ 1 000."""
+    return 30.0 if n <= 105 else 60.0 if n <= 300 else 120.0
+
+
+def _size_columns(quick: bool, sizes: list[int]) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, true P, the 5 000-row sample's codes) per column."""
+    import pml_design as pml
+
+    cols = []
+    if not quick:
+        codes, cats = pml.load_adult().categorical("native-country")
+        p = np.bincount(codes, minlength=len(cats)) / codes.size
+        sample = codes[np.random.default_rng(41).permutation(codes.size)[:5000]]
+        cols.append(("Adult native-country", p, sample))
+    for n in sizes:
+        p = 1.0 / np.arange(1, n + 1) ** 1.1
+        p /= p.sum()
+        cols.append((f"Zipf {n}", p, np.random.default_rng(n).choice(n, size=5000, p=p)))
+    return cols
+
+
+def run_sizes(quick: bool = False, outdir: str | pathlib.Path | None = None, *, sizes: list[int] | None = None,
+              epsilons: list[float] | None = None, time_limit: float | None = None, merge: bool = False,
+              adult: bool = True) -> dict:
+    """The alphabet-size grid (module docstring); writes the JSON after every cell (atomically).
+
+    ``merge``: keep the cells of the existing JSON that this run does not redo (same column and ε are replaced).
+    """
+    import warnings
+
+    import pml_design as pml
+    from pml_design.mechanisms.frequency_oracles import ldp_optimum
+
+    sizes = sizes or ([50, 300] if quick else SIZES)
+    epsilons = epsilons or ([1.0, 4.0] if quick else SIZE_EPSILONS)
+    oracles = {"GRR": pml.grr, "OUE": pml.oue, "OLH": pml.olh, "SS": pml.subset_selection, "HR": pml.hadamard_response}
+    outdir = pathlib.Path(outdir) if outdir else HERE / "results"
+    outdir.mkdir(parents=True, exist_ok=True)
+    stem = "estimation_sizes_quick" if quick else "estimation_sizes"
+    cells: list[dict] = []
+    out = {"quick": quick, "config": {"m": 5000, "delta": 1e-6, "zipf_exponent": 1.1}, "cells": cells}
+    old = json.loads((outdir / f"{stem}.json").read_text())["cells"] if merge and (outdir / f"{stem}.json").exists() else []
+    columns = [c for c in _size_columns(quick, sizes) if adult or c[0].startswith("Zipf")]
+    redo = {(name, e) for name, _, _ in columns for e in epsilons}
+    cells.extend(c for c in old if (c["column"], c["epsilon"]) not in redo)
+    for name, p, sample in columns:
+        n = p.shape[0]
+        tl = time_limit or (5.0 if quick else size_time_limit(n))
+        for eps in epsilons:
+            t0 = time.perf_counter()
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                ed = pml.design_from_samples(sample, n, epsilon=eps, delta=1e-6, utility="frequency_estimation",
+                                             allow_zero=True, solver_options={"time_limit": tl})
+            wall = time.perf_counter() - t0
+            res = ed.result
+            err = float(pml.estimation_mse(res.matrix, p))
+            best = ldp_optimum(n, eps, p)
+            lower = float(res.lower_bound)
+            cell = {
+                "column": name, "n": n, "epsilon": eps, "time_limit": tl, "wall_s": wall,
+                "n_outputs": int(res.matrix.shape[1]), "iterations": int(res.info.get("iterations", 0)),
+                "pml_error": err, "pml_error_at_prior": float(res.utility),
+                "oracles": {k: float(f(n, eps).mse(p, 1, inputs="iid")) for k, f in oracles.items()},
+                "ldp_optimum": best.mse, "ldp_optimum_name": best.name, "ldp_optimum_k": best.k,
+                "ratio": err / best.mse,
+                "gap": (res.utility - lower) / res.utility if np.isfinite(lower) else float("inf"),
+                "ldp_seed": res.info.get("ldp_seed"), "source": res.info.get("source"),
+                "warnings": [str(w.message)[:160] for w in rec],
+            }
+            cells.append(cell)
+            cells.sort(key=lambda c: (c["n"] if c["column"].startswith("Zipf") else 0, c["epsilon"]))
+            print(f"{name:22s} eps={eps:<4} ratio {cell['ratio']:.3f}  error {err:.5g}  LDP opt {best.name} "
+                  f"{best.mse:.5g}  {wall:.1f}s/{tl:g}s  outputs {cell['n_outputs']}  gap {cell['gap']:.3g}", flush=True)
+            tmp = outdir / f".{stem}.json.tmp"
+            tmp.write_text(json.dumps(out, indent=1))
+            tmp.replace(outdir / f"{stem}.json")
+    _plot_sizes(out, outdir / f"{stem}.png")
+    print(sizes_table(out))
+    return out
+
+
+def sizes_table(out: dict) -> str:
+    """The README table of the alphabet-size grid (ratio = exact error of the PML design / the LDP optimum's)."""
+    eps = sorted({c["epsilon"] for c in out["cells"]})
+    cols = list(dict.fromkeys(c["column"] for c in out["cells"]))
+    head = "| column (N) | " + " | ".join(f"ε = {e:g}" for e in eps) + " | wall time (limit) | outputs | proven gap |"
+    lines = [head, "|---" * (len(eps) + 4) + "|"]
+    for col in cols:
+        cs = {c["epsilon"]: c for c in out["cells"] if c["column"] == col}
+        n = next(iter(cs.values()))["n"]
+        ratios = " | ".join(f"{cs[e]['ratio']:.4g}" if e in cs else "–" for e in eps)
+        walls = [c["wall_s"] for c in cs.values()]
+        outs = [c["n_outputs"] for c in cs.values()]
+        gaps = [c["gap"] for c in cs.values()]
+        gap = "inf" if not np.all(np.isfinite(gaps)) else f"≤ {max(gaps):.2%}"
+        lines.append(f"| {col} ({n}) | {ratios} | {min(walls):.0f}–{max(walls):.0f} s "
+                     f"({next(iter(cs.values()))['time_limit']:g} s) | {min(outs)}–{max(outs)} | {gap} |")
+    ratios = np.array([c["ratio"] for c in out["cells"]])
+    lines.append("")
+    lines.append(
+        f"Exact per-report error `tr F⁻¹ − ‖P‖²` of the PML design at the true P divided by the LDP optimum's exact "
+        f"error (best of GRR, OUE, OLH, Hadamard response and subset selection at its best k); {len(ratios)} cells, "
+        f"geometric mean {np.exp(np.log(ratios).mean()):.3f}, worst {ratios.max():.4g}; P̂ from 5 000 rows, δ = 1e-6"
+        + (" (quick run)." if out.get("quick") else ".")
+    )
+    return "\n".join(lines)
+
+
+def _plot_sizes(out: dict, path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for e in sorted({c["epsilon"] for c in out["cells"]}):
+        cs = sorted((c for c in out["cells"] if c["epsilon"] == e and c["column"].startswith("Zipf")), key=lambda c: c["n"])
+        line = ax.plot([c["n"] for c in cs], [c["ratio"] for c in cs], marker="o", label=f"Zipf, ε = {e:g}")
+        adult = [c for c in out["cells"] if c["epsilon"] == e and not c["column"].startswith("Zipf")]
+        if adult:
+            ax.plot([c["n"] for c in adult], [c["ratio"] for c in adult], marker="*", ms=12, ls="",
+                    color=line[0].get_color())
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("alphabet size N (★: Adult native-country)")
+    ax.set_ylabel("exact error: PML / LDP optimum")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=2)
     ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--quick", action="store_true", help="two attributes, three ε, 1 split × 3 seeds")
+    ap.add_argument("--sizes", action="store_true", help="the alphabet-size grid of issue 21 instead")
+    ap.add_argument("--n", type=int, nargs="*", help="with --sizes: the Zipf alphabet sizes (default: all)")
+    ap.add_argument("--epsilons", type=float, nargs="*", help="with --sizes: the ε values (default: all)")
+    ap.add_argument("--merge", action="store_true", help="with --sizes: keep the other cells of the existing JSON")
+    ap.add_argument("--no-adult", action="store_true", help="with --sizes: Zipf columns only")
     args = ap.parse_args(argv)
-    run(args.quick, splits=args.splits, seeds=args.seeds, time_limit=args.time_limit)
+    if args.sizes:
+        run_sizes(args.quick, sizes=args.n, epsilons=args.epsilons, time_limit=args.time_limit, merge=args.merge,
+                  adult=not args.no_adult)
+    else:
+        run(args.quick, splits=args.splits, seeds=args.seeds,
+            time_limit=30.0 if args.time_limit is None else args.time_limit)
 
 
 if __name__ == "__main__":

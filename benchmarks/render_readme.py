@@ -26,6 +26,12 @@ def _estimation(data: dict) -> str:
     return markdown_table(data)
 
 
+def _estimation_sizes(data: dict) -> str:
+    from .bench_estimation import sizes_table
+
+    return sizes_table(data)
+
+
 def _outside_regime(data: dict) -> str:
     from .bench_outside_regime import table
 
@@ -118,6 +124,7 @@ def _scale_gpu(data: dict) -> str:
 #: name -> (JSON file, renderer)
 BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "estimation": ("estimation.json", _estimation),
+    "estimation-sizes": ("estimation_sizes.json", _estimation_sizes),
     "outside-regime": ("outside_regime.json", _outside_regime),
     "scale-linear": ("scale_linear.json", _markdown_field),
     "scale-gpu": ("scale_gpu.json", _scale_gpu),

@@ -15,7 +15,7 @@ module                          implements
 ``uncertainty``                 core §IV: L1Ball / FiniteSet / Simplex, Definitions 5–6 (exact)
 ``bounds``                      core §IV: Theorems 3–4, Corollaries 2–3, eq. (8)
 ``mechanisms``                  Mechanism object; Theorem 5, RR, extremal mechanisms; LDP baselines and
-                                frequency oracles (GRR, OUE, OLH, subset selection; estimation MSE)
+                                frequency oracles (GRR, OUE, OLH, subset selection, HR; estimation MSE)
 ``design``                      core §V: Proposition 2 polytope, eq. (9), [15, Thm 6], certification;
                                 ``design.scalable``: column generation for large alphabets
 ``pipeline``                    core Fig. 1 / §IV-D: samples → (ε, δ)-PML design, and back
@@ -62,9 +62,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "mechanisms": (
         "FrequencyEstimate", "FrequencyOracle", "LdpComparison", "Mechanism", "binary_ldp", "binary_optimal",
-        "compare_with_ldp", "estimation_mse", "first_region_mechanism", "grr", "k_singular", "olh", "optimal_ldp",
-        "oue", "randomized_response", "randomized_response_for_pml", "subset_selection", "theorem5_binary",
-        "uniform_optimal",
+        "compare_with_ldp", "estimation_mse", "first_region_mechanism", "grr", "hadamard_response", "k_singular",
+        "olh", "optimal_ldp", "oue", "randomized_response", "randomized_response_for_pml", "subset_selection",
+        "theorem5_binary", "uniform_optimal",
     ),
     "design": (
         "ChiSquareInformation", "ConcaveUtility", "DesignResult", "FrequencyEstimation", "LinearProgram",
@@ -162,6 +162,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         estimation_mse,
         first_region_mechanism,
         grr,
+        hadamard_response,
         k_singular,
         olh,
         optimal_ldp,

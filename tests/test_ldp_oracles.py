@@ -35,6 +35,8 @@ SMALL = {
     "olh_g4": lambda e=1.0: pd.olh(5, e, g=4),  # composite g, L = 3
     "ss": lambda e=0.5: pd.subset_selection(6, e),
     "ss_k2": lambda e=1.0: pd.subset_selection(5, e, k=2),
+    "hr": lambda e=0.8: pd.hadamard_response(5, e),  # K = 8 outputs
+    "hr_full": lambda e=1.5: pd.hadamard_response(7, e),  # N = K − 1: every non-zero Hadamard row
 }
 
 
@@ -47,6 +49,8 @@ def _all_reports(o: fo.FrequencyOracle, rng: np.random.Generator) -> np.ndarray:
     if isinstance(o, SubsetSelection):
         subsets = np.array(list(itertools.combinations(range(o.n), o.k)), dtype=np.int64)
         return rng.permuted(subsets, axis=1)  # the order inside a report does not matter
+    if isinstance(o, fo.HadamardResponse):
+        return np.arange(o.n_outputs)
     return np.arange(o.n)
 
 
@@ -60,6 +64,8 @@ def _paper_constants(o: fo.FrequencyOracle) -> tuple[float, float]:
     if isinstance(o, SubsetSelection):
         k = o.k
         return k * e / (k * e + N - k), k * ((k - 1) * e + N - k) / ((N - 1) * (k * e + N - k))
+    if isinstance(o, fo.HadamardResponse):  # Acharya, Sun & Zhang 2019: +1 half with prob. e/(e + 1)
+        return e / (e + 1), 0.5
     return e / (e + N - 1), 1 / (e + N - 1)
 
 
@@ -127,8 +133,9 @@ def _chi2_min_pvalue(W: np.ndarray, x: np.ndarray, cols: np.ndarray) -> float:
         lambda e, like=None: pd.oue(3, e),
         lambda e, like=None: pd.olh(3, e, g=3),
         lambda e, like=None: pd.subset_selection(5, e, k=2),
+        lambda e, like=None: pd.hadamard_response(5, e),
     ],
-    ids=["grr", "oue", "olh", "ss"],
+    ids=["grr", "oue", "olh", "ss", "hr"],
 )
 def test_privatize_follows_the_channel_with_power(make):
     o = make(1.0)
@@ -144,6 +151,7 @@ SIM = {
     "oue": (pd.oue(6, 1.0), pd.oue(6, 1.1)),
     "olh": (pd.olh(6, 1.0), pd.olh(6, 1.1, g=4)),
     "ss": (pd.subset_selection(6, 0.5), pd.subset_selection(6, 0.55, k=2)),
+    "hr": (pd.hadamard_response(6, 1.0), pd.hadamard_response(6, 1.1)),
 }
 
 
@@ -280,8 +288,12 @@ def test_compare_with_ldp_estimation_view():
     cmp = pd.compare_with_ldp(res)
     assert cmp.pml >= cmp.optimal_ldp - 1e-12 and cmp.gain_over_ldp > 1
     mse = cmp.estimation_mse
-    assert set(mse) == {"pml", "optimal_ldp", "rr_pml", "grr", "oue", "olh", "subset_selection"}
+    assert set(mse) == {"pml", "optimal_ldp", "rr_pml", "grr", "oue", "olh", "subset_selection",
+                        "hadamard_response", "ldp_optimum"}
     assert mse["pml"] == pytest.approx(pd.estimation_mse(res.matrix, res.prior))
+    ss_all_k = min(pd.subset_selection(4, 1.0, k=k).mse(p, inputs="iid") for k in (1, 2, 3))
+    named = [mse[k] for k in ("grr", "oue", "olh", "subset_selection", "hadamard_response")]
+    assert mse["ldp_optimum"] == pytest.approx(min(*named, ss_all_k), rel=1e-12)
     assert mse["grr"] == pytest.approx(pd.estimation_mse(pd.randomized_response(4, 1.0).matrix, p))
     assert mse["oue"] == pytest.approx(pd.oue(4, 1.0).mse(p, inputs="iid"))
     assert mse["pml"] < mse["grr"]  # the PML design estimates better than every ε-LDP oracle here

@@ -16,7 +16,7 @@ Where things are
   :func:`ray_lp_upper_bound`);
 * :mod:`.scalable`, :mod:`.ball_pricing`, :mod:`.ball_column_bound`, :mod:`.anytime` — column generation on that LP
   (anytime, bounded; outside Proposition 2: nested-pair pricing and the best-column bound);
-* :mod:`.estimation_design` — the frequency-estimation (A/D-optimal) design;
+* :mod:`.estimation` — the frequency-estimation (A/D-optimal) design;
 * :mod:`.tradeoff` — utility–privacy curves; :mod:`.certify`, :mod:`.result` — certification and results;
   :mod:`.disclosure` — what a design discloses (outputs that single out an input, largest posteriors);
   :mod:`.utilities` — utility functions.

@@ -4,7 +4,7 @@ Implements: core paper eq. (9) (``max U(P_{Y|X}, P̂_X)`` over ``M(ε, 𝒫)``) 
 size: linear utilities to the sparse LP (:mod:`.lp`) or the cvxpy polytope (:mod:`.polytope`, Proposition 2 /
 Corollary 1 / [15, Lemma 1] / Remark 1), concave ones to the cvxpy polytope, sub-convex ones to [15, Theorem 6]'s
 extreme-ray LP (:mod:`.exact`) or its column generation (:mod:`.scalable`), the frequency-estimation criterion to
-:mod:`.estimation_design`; every result certified (:mod:`.certify`).
+:mod:`.estimation`; every result certified (:mod:`.certify`).
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def design(
     if isinstance(util, FrequencyEstimation):
         if method not in ("auto", "scalable"):
             raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
-        from .estimation_design import design_frequency_estimation  # noqa: PLC0415
+        from .estimation import design_frequency_estimation  # noqa: PLC0415
 
         opts = _scalable_opts(solver_options)
         if "max_nodes" in opts:  # accepted by _scalable_opts for method='scalable'; it would be silently ignored here

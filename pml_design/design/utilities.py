@@ -230,7 +230,7 @@ class FrequencyEstimation(Utility):
     category (singular F).
 
     Implements: the A-/D-optimal experimental-design criterion for the local model (docs/design.md §7);
-    designed by :func:`~pml_design.design.estimation_design.design_frequency_estimation`.
+    designed by :func:`~pml_design.design.estimation.design_frequency_estimation`.
 
     Parameters
     ----------

@@ -26,11 +26,14 @@ from .closed_form import randomized_response, randomized_response_for_pml
 from .frequency_oracles import (
     FrequencyOracle,
     GeneralizedRandomizedResponse,
+    HadamardResponse,
     OptimizedLocalHashing,
     OptimizedUnaryEncoding,
     SubsetSelection,
     estimation_mse,
     grr,
+    hadamard_response,
+    ldp_optimum,
     olh,
     oue,
     subset_selection,
@@ -43,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "FrequencyOracle",
     "GeneralizedRandomizedResponse",
+    "HadamardResponse",
     "LdpComparison",
     "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
@@ -51,6 +55,7 @@ __all__ = [
     "compare_with_ldp",
     "estimation_mse",
     "grr",
+    "hadamard_response",
     "olh",
     "optimal_ldp",
     "oue",
@@ -90,6 +95,8 @@ _MSE_LABELS: dict[str, str] = {
     "oue": "OUE",
     "olh": "OLH",
     "subset_selection": "subset selection",
+    "hadamard_response": "Hadamard response",
+    "ldp_optimum": "LDP optimum (best oracle)",
 }
 
 
@@ -118,8 +125,10 @@ class LdpComparison:
         ``n_reports`` reports: for the channels ``"pml"`` (the design), ``"optimal_ldp"`` and ``"rr_pml"`` the
         MLE's asymptotic value (:func:`~pml_design.mechanisms.frequency_oracles.estimation_mse`; ``inf`` when
         the channel cannot identify every category); for the ε-LDP frequency oracles ``"grr"``, ``"oue"``,
-        ``"olh"`` and ``"subset_selection"`` the exact value of their standard unbiased estimator
-        (:meth:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle.mse`, ``inputs="iid"``).
+        ``"olh"``, ``"subset_selection"`` and ``"hadamard_response"`` the exact value of their standard unbiased
+        estimator (:meth:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle.mse`, ``inputs="iid"``), and
+        ``"ldp_optimum"``: the smallest of these with subset selection at its best k over all
+        ``k ∈ [1, N − 1]`` (:func:`~pml_design.mechanisms.frequency_oracles.ldp_optimum`).
     n_reports : int or None
         The number of reports ``estimation_mse`` is for (None: per report).
     """
@@ -174,8 +183,9 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
     randomized response, and randomized response calibrated to the design's PML budget. Estimation view
     (:attr:`LdpComparison.estimation_mse`): the MSE of estimating the distribution from the design's reports
     (its MLE, :func:`~pml_design.mechanisms.frequency_oracles.estimation_mse`) next to the same for the
-    optimal ε-LDP mechanism and the ε-LDP frequency oracles GRR, OUE, OLH and subset selection
-    (Wang et al. 2017; Ye & Barg 2018) with their standard estimators.
+    optimal ε-LDP mechanism and the ε-LDP frequency oracles GRR, OUE, OLH, subset selection and Hadamard response
+    (Wang et al. 2017; Ye & Barg 2018; Acharya, Sun & Zhang 2019) with their standard estimators, and the LDP
+    optimum (the best of them, subset selection at its best k).
 
     Implements: the PML-vs-LDP comparison of the core paper (Sections I, V–VI) for discrete mechanisms.
 
@@ -258,8 +268,10 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         ("oue", oue(size, eps)),
         ("olh", olh(size, eps)),
         ("subset_selection", subset_selection(size, eps)),
+        ("hadamard_response", hadamard_response(size, eps)),
     ):
         mse[key] = oracle.mse(prior, m, inputs="iid")
+    mse["ldp_optimum"] = ldp_optimum(size, eps, prior).mse / m  # subset selection at its best k over all k, …
     return LdpComparison(
         epsilon=eps,
         pml=value(W),

@@ -190,7 +190,10 @@ class Mechanism:
         merges categories (fewer outputs than inputs, or proportional rows) is not identifiable.
         """
         if self._rank is None:
-            s = np.linalg.svd(self._W, compute_uv=False)
+            from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+            with threadpool_limits(1 if self.n_inputs <= 1000 else None):  # never oversubscribed on small W
+                s = np.linalg.svd(self._W, compute_uv=False)
             self._rank = int(np.sum(s > IDENTIFIABILITY_RTOL * s[0]))
         return self._rank == self.n_inputs
 
@@ -281,16 +284,22 @@ class Mechanism:
     def _ibu(self, counts: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
         W = self._W
         fy = counts / counts.sum()
+        used = fy > 0
+        Wu, fu = W[:, used], fy[used]
         if self.identifiable:
             # warm start at the projected inversion (the MLE itself when that is interior and W is square);
             # zeros lifted to 1e-6 because EM never leaves a zero. The MLE is unique here, so the limit is
             # the same as from the uniform start, only reached in far fewer iterations.
-            pi = np.maximum(self._inversion(counts), 1e-6)
+            pi = np.maximum(self._inversion(counts) if W.shape[1] <= 2 * W.shape[0] else self._normal_inversion(fy), 1e-6)
             pi /= pi.sum()
+            from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+            with threadpool_limits(1 if self.n_inputs <= 1000 else None):  # small dense algebra: one BLAS thread
+                newton = _newton_mle(Wu, fu, pi)  # the MLE in a few dozen Newton steps on the output counts
+            if newton is not None:
+                return newton
         else:  # the limit depends on the start: keep the classic uniform one
             pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
-        used = fy > 0
-        Wu, fu = W[:, used], fy[used]
         for _ in range(max_iter):
             py = pi @ Wu
             new = pi * (Wu @ (fu / np.where(py > 0, py, 1.0)))
@@ -299,6 +308,11 @@ class Mechanism:
                 return new
             pi = new
         return pi
+
+    def _normal_inversion(self, fy: np.ndarray) -> np.ndarray:
+        """The projected least-squares inversion by the normal equations (N × N; a warm start for wide W)."""
+        G = self._W @ self._W.T
+        return project_to_simplex(np.linalg.solve(G, self._W @ fy))
 
     def _point_estimate(self, counts: np.ndarray, method: str, max_iter: int, tol: float) -> np.ndarray:
         max_iter = check_positive_int(max_iter, "max_iter")
@@ -449,3 +463,63 @@ class Mechanism:
         """A copy whose rows are named by ``labels`` (see the class docstring)."""
         return Mechanism(self._W, name=self.name, labels=labels, output_labels=output_labels,
                          metadata=self.metadata)
+
+
+def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float = 1e-12) -> np.ndarray | None:
+    """The maximiser of ``L(π) = Σ_y f_y log(π·w_y)`` on the simplex by a barrier Newton method, or None.
+
+    The sufficient statistics are the output frequencies ``f_y`` (reports never enter). With ``q = πᵀW``,
+    ``∇L = W (f/q)`` and ``−∇²L = W diag(f/q²) Wᵀ``. Barrier method (Boyd & Vandenberghe §11.3): maximise
+    ``L + μ Σ_x log π_x`` subject to ``Σ π = 1`` by equality-constrained damped Newton steps (cut to stay in the
+    open orthant, halved until the objective increases), then ``μ ← μ/100`` (from 1e-5) down to ``mu_final``; the duality gap
+    is ``N μ``, so the result is the MLE (the limit of EM) to about that accuracy, boundary zeros included
+    (coordinates below ``N μ`` are set to 0). None when the system is singular (the caller falls back to EM).
+    """
+    n = pi.shape[0]
+    pi = 0.5 * pi / pi.sum() + 0.5 / n  # strictly interior start
+    mu = 1e-5
+
+    def phi(p: np.ndarray) -> float:
+        q = p @ Wu
+        if np.any(q <= 0) or np.any(p <= 0):
+            return -np.inf
+        return float(fu @ np.log(q)) + mu * float(np.log(p).sum())
+
+    while True:
+        cur = phi(pi)
+        for _ in range(60):
+            q = pi @ Wu
+            g = Wu @ (fu / q) + mu / pi
+            H = (Wu * (fu / q**2)) @ Wu.T
+            H[np.diag_indices(n)] += mu / pi**2
+            try:
+                c = np.linalg.cholesky(H)
+            except np.linalg.LinAlgError:
+                return None
+            Hi_g = _chol_solve(c, g)
+            Hi_1 = _chol_solve(c, np.ones(n))
+            d = Hi_g - Hi_1 * (Hi_g.sum() / Hi_1.sum())
+            if float(g @ d) < 1e-14:  # Newton decrement²: centred
+                break
+            neg = d < 0
+            s = min(1.0, 0.99 * float(np.min(-pi[neg] / d[neg]))) if np.any(neg) else 1.0
+            while s > 1e-14:
+                new = pi + s * d
+                val = phi(new)
+                if val >= cur:
+                    break
+                s *= 0.5
+            else:
+                break
+            pi, cur = new, val
+        if mu <= mu_final:
+            break
+        mu = max(mu * 0.01, mu_final)
+    pi = np.where(pi < 10 * n * mu_final, 0.0, pi)
+    return pi / pi.sum()
+
+
+def _chol_solve(c: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.linalg import solve_triangular  # noqa: PLC0415
+
+    return solve_triangular(c.T, solve_triangular(c, b, lower=True), lower=False)

@@ -1,4 +1,4 @@
-"""LDP frequency oracles (GRR, OUE, OLH, k-subset selection) with their standard estimators, and the
+"""LDP frequency oracles (GRR, OUE, OLH, k-subset selection, Hadamard response) with their standard estimators, and the
 asymptotic estimation MSE of any finite mechanism.
 
 Implements
@@ -41,6 +41,9 @@ Modules
 -------
 * :mod:`.base`: the pure-protocol base class :class:`FrequencyOracle` (estimator, variance, channel, limits);
 * :mod:`.encodings`: GRR and OUE; :mod:`.hashing`: OLH; :mod:`.subsets`: k-subset selection;
+* :mod:`.hadamard`: Hadamard response (Acharya, Sun & Zhang 2019);
+* :mod:`.optimum`: the LDP optimum over all oracles (:func:`ldp_optimum`) and compact pair-balanced channels with
+  subset selection's variance (:func:`compact_ldp_channel`);
 * :mod:`.fisher`: :func:`estimation_mse` (and the Fisher information it is built on).
 """
 
@@ -49,7 +52,9 @@ from __future__ import annotations
 from .base import CHUNK_ELEMENTS, MAX_CHANNEL_ENTRIES, MAX_REPORT_BYTES, FrequencyOracle
 from .encodings import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, grr, oue
 from .fisher import estimation_mse
+from .hadamard import HadamardResponse, hadamard_response
 from .hashing import MAX_HASH_RANGE, OptimizedLocalHashing, olh  # noqa: F401 (MAX_HASH_RANGE: as before the split)
+from .optimum import LdpOptimum, PairBalancedChannel, compact_ldp_channel, ldp_optimum, pair_balanced_mse
 from .subsets import SubsetSelection, subset_selection
 
 __all__ = [
@@ -58,12 +63,19 @@ __all__ = [
     "MAX_REPORT_BYTES",
     "FrequencyOracle",
     "GeneralizedRandomizedResponse",
+    "HadamardResponse",
+    "LdpOptimum",
     "OptimizedLocalHashing",
     "OptimizedUnaryEncoding",
+    "PairBalancedChannel",
     "SubsetSelection",
+    "compact_ldp_channel",
     "estimation_mse",
     "grr",
+    "hadamard_response",
+    "ldp_optimum",
     "olh",
     "oue",
+    "pair_balanced_mse",
     "subset_selection",
 ]

@@ -5,7 +5,7 @@ Implements: the A-optimal (trace) Cramér–Rao bound of a channel for the distr
 the sum-to-one constraint: Gorman & Hero 1990, Stoica & Ng 1998, "On the Cramér–Rao bound under parametric
 constraints"). It is the per-report asymptotic MSE of the MLE (the IBU limit), in the i.i.d. model
 (:func:`estimation_mse`); :func:`fisher_information` is shared with the estimation design
-(:mod:`pml_design.design.estimation_design`).
+(:mod:`pml_design.design.estimation`).
 """
 
 from __future__ import annotations

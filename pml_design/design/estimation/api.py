@@ -1,0 +1,299 @@
+"""``design(..., utility="frequency_estimation")``: column generation from the best compact ε-LDP channel.
+
+Implements: core paper eq. (9) with the A-optimal (or D-optimal) estimation criterion over ``M(ε, 𝒫)``
+(docs/design.md §7): seeds (:mod:`.seeds`), restricted master (:mod:`.master`), pricing (:mod:`.pricing`), the
+Frank–Wolfe lower bound (complete enumeration or :func:`.bound.max_ray_value`), fewer outputs (:mod:`.reduce`);
+every candidate certified (:func:`~pml_design.design.certify.certify`) and the best certified one kept, so the result
+is monotone in the time spent and never above the compact LDP channel's error.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ...mechanisms.frequency_oracles.fisher import fisher_information
+from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum
+from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
+from ..anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
+from ..certify import certify
+from ..result import DesignResult, PMLDesignWarning
+from ..utilities import FrequencyEstimation
+from .bound import max_ray_value
+from .master import gradients, solve_master
+from .pricing import local_pricing, reduced_costs
+from .reduce import fewer_outputs, prune
+from .seeds import ray_seeds
+
+__all__ = ["design_frequency_estimation"]
+
+#: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
+MAX_ENUMERATED_RAYS: int = 1_100_000
+#: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
+MAX_COLUMN_GENERATION_N: int = 1200
+#: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``.
+LDP_OUTPUTS_PER_SYMBOL: int = 8
+LDP_OUTPUTS_CAP: int = 32768
+#: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept).
+MASTER_COLUMNS: int = 600
+
+
+def _all_rays(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray | None:
+    """The complete normalised ray list when it is affordable (pricing exact, bound valid), else None."""
+    from ..rays import AUTO_EXACT_SIZE_FINITE, AUTO_EXACT_SIZE_GENERIC, MAX_EXACT_SIZE, enumerate_rays  # noqa: PLC0415
+
+    n = uset.size
+    generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+    multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1  # rays by pycddlib: slow beyond N = 10
+    limit = AUTO_EXACT_SIZE_GENERIC if generic else AUTO_EXACT_SIZE_FINITE if multi else MAX_EXACT_SIZE
+    if n > limit:  # tested first: 3^n overflows a float at n ≥ 647
+        return None
+    est_rays = 3.0**n if generic else n * 2.0**n
+    if est_rays > 4 * MAX_ENUMERATED_RAYS:
+        return None
+    try:
+        R = enumerate_rays(uset, epsilon)
+    except ValueError:
+        return None
+    if R.shape[1] > MAX_ENUMERATED_RAYS:
+        return None
+    return R / (prior @ R)
+
+
+class _Incumbent:
+    """The best certified design so far (exact leakage check and repair, then the exact criterion)."""
+
+    def __init__(self, uset: UncertaintySet, epsilon: float, util: FrequencyEstimation, prior: np.ndarray):
+        self.uset, self.epsilon, self.util, self.prior = uset, epsilon, util, prior
+        self.cert = None
+        self.value = math.inf
+        self.source = ""
+
+    def offer(self, W: np.ndarray, source: str, rtol: float = 1e-9) -> bool:
+        """Certify ``W`` and keep it if better (or as good within ``rtol`` on fewer outputs); True if better."""
+        W = np.maximum(W, 0.0)
+        W = W / W.sum(axis=1, keepdims=True)
+        cert = certify(W, self.uset, self.epsilon, drop_empty_columns=True)
+        value = float(self.util.value(cert.matrix, self.prior))
+        better = value < self.value
+        if self.cert is None or better or (value <= self.value * (1 + rtol) and cert.matrix.shape[1] < self.cert.matrix.shape[1]):
+            self.cert, self.value, self.source = cert, value, source
+        return better
+
+
+def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarray:
+    K = V.shape[1]
+    used = x[:K] > 1e-12 * max(float(x.max()), 1e-300)
+    parts = [V[:, used] * x[:K][used]]
+    if x[K] > 1e-6:  # a negligible share of the seed is left out (rows renormalised, certified): fewer outputs
+        parts.append(W_seed * x[K])
+    return np.hstack(parts)
+
+
+def _as_rays(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The design as normalised rays and weights (the seed mechanism's columns become rays)."""
+    K = V.shape[1]
+    scale = prior @ W_seed
+    ok = scale > 0
+    R = np.hstack([V, W_seed[:, ok] / scale[ok]])
+    return R, np.concatenate([x[:K], x[K] * scale[ok]])
+
+
+def design_frequency_estimation(
+    uset: UncertaintySet,
+    epsilon: float,
+    util: FrequencyEstimation,
+    prior: np.ndarray,
+    *,
+    time_limit: float = 60.0,
+    progress: bool | None = None,
+    max_iter: int = 200,
+    rng: object = None,
+) -> DesignResult:
+    """``design(..., utility="frequency_estimation")``: minimise the asymptotic MSE of estimating P.
+
+    Implements: core paper eq. (9) with the A-optimal (or D-optimal) estimation criterion (docs/design.md §7)
+    over ``M(ε, 𝒫)``, by column generation on extreme rays started at the best compact ε-LDP channel; certified
+    like every design.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The set the guarantee must hold for (ℓ1 ball of any radius, simplex, finite set, prior).
+    epsilon : float
+        ε > 0 (at ε = 0 no mechanism identifies anything).
+    util : FrequencyEstimation
+    prior : numpy.ndarray
+        The distribution the error is evaluated at (every entry > 0).
+    time_limit : float, default 60
+        Seconds for the whole call (≤ 1.1 × time_limit + a few seconds, the final reduction and certification
+        included); the result is the best certified design found by then.
+    progress : bool, optional
+        Show a progress bar (value, bound, gap); default: when stderr is a terminal.
+    max_iter : int, default 200
+        Column-generation rounds (stopping there returns the best certified design, not the last iterate).
+    rng : numpy.random.Generator, int or None
+        For the sampled seeds and the pricing's random starts (default: a fixed seed, so designs are reproducible).
+
+    Returns
+    -------
+    DesignResult
+        ``utility`` = the MSE per report (lower is better, ``sense="min"``), ``lower_bound`` the best valid bound
+        seen (``-inf`` when none), ``upper_bound`` = ``utility``. ``info`` names the LDP optimum
+        (``ldp_optimum``, ``ldp_optimum_mse``) and the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``).
+    """
+    from ..._validation import as_generator  # noqa: PLC0415
+    from ...progress import progress_bar  # noqa: PLC0415
+
+    if epsilon <= 0:
+        raise ValueError(
+            "utility 'frequency_estimation' needs epsilon > 0: at epsilon = 0 every PML mechanism has identical rows "
+            "and no distribution can be estimated"
+        )
+    progress = _default_progress(progress)
+    t0 = time.perf_counter()
+    time_limit = float(time_limit)
+    deadline = t0 + time_limit
+    gen = as_generator(0 if rng is None else rng)
+    n = uset.size
+    d_opt = util.criterion == "D"
+    sq = 0.0 if d_opt else float(prior @ prior)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    ldp = ldp_optimum(n, epsilon, prior)
+    state = {"it": 0, "lower": -math.inf, "proven": False, "K": 0, "enumerated": False}
+    # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
+    with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
+        seed = compact_ldp_channel(n, epsilon, prior,
+                                   max_outputs=min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n)))
+        best = _Incumbent(uset, epsilon, util, prior)
+        best.offer(seed.matrix, "ldp_seed")
+        seed_value = best.value
+        if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
+            _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
+                               progress_bar(total=max_iter, desc="estimation design", enabled=progress), time_limit)
+    return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
+
+
+def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state: dict, gen, deadline: float,
+                       max_iter: int, bar, time_limit: float) -> None:
+    """Rounds of master + pricing; every master iterate is certified and offered to ``best``; fills ``state``."""
+    n = uset.size
+    d_opt = util.criterion == "D"
+    R_all = _all_rays(uset, epsilon, prior) if time.perf_counter() < deadline else None
+    state["enumerated"] = R_all is not None
+    cap = max(2 * n, MASTER_COLUMNS)  # generated columns kept between rounds
+    V = ray_seeds(uset, epsilon, seed.matrix, gen, budget=n)
+    V = V / (prior @ V)
+    G = fisher_information(seed.matrix, prior)[None]
+    x = np.concatenate([np.full(V.shape[1], 1e-6 / V.shape[1]), [1.0]])  # all weight on the LDP seed: feasible
+    density = float(np.mean(seed.matrix > seed.matrix.min(axis=0) * (1 + 1e-9)))
+    W_seed = seed.matrix
+    try:
+        for it in range(1, max_iter + 1):
+            state["it"] = it
+            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, deadline, warm=it > 1,
+                                            rtol=1e-8 if R_all is not None or it > 8 or n <= 100 else 1e-4)
+            best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
+            state["x"], state["V"] = x, V
+            g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
+            base = f - float(g_all @ x) - float(nu.sum())
+            if R_all is not None:
+                d_all = reduced_costs(R_all, M, nu)
+                state["lower"] = max(state["lower"], base + float(d_all.min()))
+                cand, d_c = R_all, d_all
+            else:
+                bound = max_ray_value(uset, epsilon, prior, M, nu, deadline=deadline)
+                if math.isfinite(bound):
+                    state["lower"] = max(state["lower"], base - bound)
+                cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
+                d_c = reduced_costs(cand, M, nu)
+            lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
+            _progress_update(bar, best.value, lower)
+            if math.isfinite(lower) and best.value - lower <= PROOF_RTOL * max(1.0, abs(best.value)):
+                state["proven"] = True
+                break
+            improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
+            if improving.size == 0 or time.perf_counter() > deadline:
+                break
+            pick = improving[np.argsort(d_c[improving])][: max(4, n)]
+            keep = prune(V, x[:-1], cap)
+            V = np.hstack([V[:, keep], cand[:, pick]])
+            x = np.concatenate([x[keep], np.full(pick.size, 1e-3), x[-1:]])
+    finally:
+        bar.close()
+    state["K"] = V.shape[1]
+    if "x" in state:  # fewer outputs, same F: bounded by what is left of the time budget (+5 %)
+        R, w = _as_rays(state["V"], state["x"], W_seed, prior)
+        left = deadline + 0.05 * time_limit - time.perf_counter()
+        small = fewer_outputs(R, w, left)
+        if small is not None:
+            best.offer(small, best.source + " (fewer outputs)", rtol=1e-6)  # the LP meets F to its tolerance
+
+
+def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed, seed_value: float,
+            time_limit: float, t0: float) -> DesignResult:
+    d_opt = util.criterion == "D"
+    value = best.value
+    lower = state["lower"]
+    lower_val = (lower if d_opt else lower - float(prior @ prior)) if math.isfinite(lower) else -math.inf
+    proven = state["proven"]
+    optimal = bool(proven and math.isfinite(value) and value - lower_val <= 10 * PROOF_RTOL * max(1.0, abs(value)))
+    n = uset.size
+    if not d_opt and value > ldp.mse * (1 + 1e-9):
+        warnings.warn(
+            PMLDesignWarning(
+                f"the frequency-estimation design (error {value:.6g} per report) is above the local-DP optimum "
+                f"{ldp.name} ({ldp.mse:.6g}) on N={n} symbols: the compact LDP channel ({seed.name}, closed form "
+                f"{seed.mse:.6g}) did not reach it and column generation did not close the gap"
+                + (f" within the time limit of {time_limit:g} s; raise solver_options={{'time_limit': ...}}, or "
+                   if n <= MAX_COLUMN_GENERATION_N else "; ")
+                + f"deploy the {ldp.name} oracle (pml_design.frequency_oracles), which is epsilon-PML for every "
+                "distribution"
+            ),
+            stacklevel=3,
+        )
+    if math.isfinite(lower_val):  # the MSE is > 0: its relative gap is (value − lower) / value
+        _warn_gap((value - lower_val) / max(abs(value), 1e-300), "frequency-estimation",
+                  f"error {value:.6g}, lower bound {lower_val:.6g}", time_limit)
+    cert = best.cert
+    return DesignResult(
+        matrix=cert.matrix,
+        utility=value,
+        certified_epsilon=cert.capacity,
+        epsilon=epsilon,
+        uncertainty=uset,
+        prior=prior,
+        upper_bound=value,
+        lower_bound=min(lower_val, value),
+        sense="min",
+        optimal=optimal,
+        status="optimal" if optimal else ("bounded" if math.isfinite(lower_val) else "feasible"),
+        method="estimation",
+        solver="barrier Newton (column generation)",
+        utility_name=util.name,
+        repair_weight=cert.repair_weight,
+        solve_time=time.perf_counter() - t0,
+        info={
+            "iterations": state["it"],
+            "n_outputs": int(cert.matrix.shape[1]),
+            "n_columns": int(state["K"]),
+            "rays_enumerated": state["enumerated"],
+            "capacity_before_repair": cert.capacity_before_repair,
+            "criterion": util.criterion,
+            "best_seed_value": float(seed_value),
+            "best_ldp_oracle": ldp.name,
+            "best_ldp_mse": float(ldp.mse),
+            "ldp_optimum": ldp.name,
+            "ldp_optimum_mse": float(ldp.mse),
+            "ldp_optimum_k": int(ldp.k),
+            "ldp_oracles_mse": dict(ldp.oracles),
+            "ldp_seed": seed.name,
+            "ldp_seed_mse": float(seed.mse),
+            "returned_seed": best.source == "ldp_seed",
+            "source": best.source,
+        },
+    )

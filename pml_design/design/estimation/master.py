@@ -1,0 +1,137 @@
+"""The restricted master of the estimation design: ``min f(F)`` over generated rays and whole seed mechanisms.
+
+Implements: the convex program of docs/design.md §7 restricted to K generated normalised rays ``r_k`` (columns of
+V, weights θ) and J *matrix columns* — whole ε-LDP seed mechanisms ``W_j`` entered as one variable each (weight
+φ_j, Fisher information ``G_j = F(W_j)``, row sums ``φ_j·1``), so a seed with thousands of outputs costs one
+variable and the master can never end above it:
+
+    ``min f(V diag(θ) Vᵀ + Σ_j φ_j G_j)  s.t.  V θ + (Σ_j φ_j) 1 = 1,  θ, φ ≥ 0``,
+
+``f = tr F⁻¹`` (A-optimal) or ``−log det F`` (D-optimal), by a barrier method (Boyd & Vandenberghe §11.3) with
+infeasible-start Newton centering (§10.3). With ``B = F⁻¹`` and ``M = F⁻²`` (A) or ``F⁻¹`` (D), the gradient is
+``−tr(M A)`` for a term ``A`` (``A = r rᵀ`` or ``G_j``) and the Hessian ``c·½[tr(M A_i B A_j) + tr(M A_j B A_i)]``
+(c = 2 for A, 1 for D): for rays ``c (r_iᵀ B r_j)(r_jᵀ M r_i)``, ray–matrix ``c rᵀ B G M r``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..result import SolverFailedError
+
+__all__ = ["criterion", "gradients", "solve_master"]
+
+
+def gradients(R: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """``−r_kᵀ M r_k`` for every column of R (the criterion's gradient along each normalised ray)."""
+    return -np.einsum("ik,ik->k", R, M @ R)
+
+
+def criterion(V: np.ndarray, theta: np.ndarray, G: np.ndarray, phi: np.ndarray, d_opt: bool):
+    """``(f, F⁻¹, M)`` at ``(θ, φ)``; ``(inf, None, None)`` when F is singular."""
+    F = (V * theta) @ V.T
+    if G.shape[0]:
+        F = F + np.tensordot(phi, G, axes=1)
+    F = 0.5 * (F + F.T)
+    try:
+        L = np.linalg.cholesky(F)
+    except np.linalg.LinAlgError:
+        return np.inf, None, None
+    Finv = np.linalg.inv(F)
+    Finv = 0.5 * (Finv + Finv.T)
+    if d_opt:
+        return -2.0 * float(np.log(np.diag(L)).sum()), Finv, Finv
+    return float(np.trace(Finv)), Finv, Finv @ Finv
+
+
+def _full_gradient(V, G, M) -> np.ndarray:
+    gm = -np.einsum("jab,ab->j", G, M) if G.shape[0] else np.zeros(0)
+    return np.concatenate([gradients(V, M), gm])
+
+
+def _hessian(V: np.ndarray, G: np.ndarray, B: np.ndarray, M: np.ndarray, d_opt: bool) -> np.ndarray:
+    c = 1.0 if d_opt else 2.0
+    A1 = V.T @ B @ V
+    Hr = A1 * A1 if d_opt else c * (A1 * (V.T @ M @ V))
+    J = G.shape[0]
+    if not J:
+        return Hr
+    K = V.shape[1]
+    H = np.empty((K + J, K + J))
+    H[:K, :K] = Hr
+    BG = [B @ Gj for Gj in G]
+    MG = [M @ Gj for Gj in G]
+    for j in range(J):
+        cross = c * np.einsum("ik,ik->k", V, BG[j] @ (M @ V))
+        H[:K, K + j] = cross
+        H[K + j, :K] = cross
+        for i in range(j + 1):
+            v = 0.5 * c * (float(np.sum(MG[i] * BG[j].T)) + float(np.sum(MG[j] * BG[i].T)))
+            H[K + i, K + j] = H[K + j, K + i] = v
+    return H
+
+
+def solve_master(V: np.ndarray, G: np.ndarray, d_opt: bool, x0: np.ndarray, deadline: float, *,
+                 rtol: float = 1e-8, warm: bool = False):
+    """Minimise the criterion over ``x = (θ, φ)`` (module docstring). Returns ``(x, ν, (f, F⁻¹, M))``.
+
+    ``G`` has shape (J, N, N) (J = 0 allowed). ``ν`` are the multipliers of the row-sum constraints in the sign
+    convention of the reduced cost ``d = −rᵀ M r + ν·r``. Stops at the deadline with the current iterate (which
+    may miss the row sums by the Newton residual; the caller certifies whatever it uses).
+    """
+    from scipy.linalg import cho_factor, cho_solve  # noqa: PLC0415
+
+    N, K = V.shape
+    J = G.shape[0]
+    A = np.hstack([V, np.ones((N, J))])  # constraint matrix: A x = 1
+    n_var = K + J
+    x = np.maximum(np.asarray(x0, dtype=float), 1e-12)
+    x = 0.98 * x / max(float(x.sum()), 1e-300) + 0.02 / n_var  # strictly interior in the orthant
+    nu = np.zeros(N)
+    state = criterion(V, x[:K], G, x[K:], d_opt)
+    if not np.isfinite(state[0]):
+        raise SolverFailedError("estimation master: singular Fisher information at the start", "singular")
+    t = n_var / (max(abs(state[0]), 1.0) * (1e-3 if warm else 1e-1))
+    while True:
+        for _ in range(50):
+            _, B, M = state
+            g = _full_gradient(V, G, M)
+            H = _hessian(V, G, B, M, d_opt) * t
+            H[np.diag_indices(n_var)] += 1.0 / x**2
+            r_d = t * g - 1.0 / x + A.T @ nu
+            r_p = A @ x - 1.0
+            norm0 = math.sqrt(float(r_d @ r_d + r_p @ r_p))
+            if norm0 < 1e-8 * (1.0 + t * float(np.abs(g).max())):
+                break
+            try:
+                C = cho_factor(H, check_finite=False)
+            except np.linalg.LinAlgError:
+                H[np.diag_indices(n_var)] += 1e-10 * np.abs(np.diag(H)).max()
+                C = cho_factor(H, check_finite=False)
+            Hi_rd = cho_solve(C, r_d, check_finite=False)
+            Hi_At = cho_solve(C, A.T, check_finite=False)
+            dnu = np.linalg.solve(A @ Hi_At, r_p - A @ Hi_rd)
+            dx = -(Hi_rd + Hi_At @ dnu)
+            neg = dx < 0
+            s = min(1.0, 0.99 * float(np.min(-x[neg] / dx[neg]))) if np.any(neg) else 1.0
+            while s > 1e-10:
+                x2 = x + s * dx
+                state2 = criterion(V, x2[:K], G, x2[K:], d_opt)
+                if np.isfinite(state2[0]):
+                    rd2 = t * _full_gradient(V, G, state2[2]) - 1.0 / x2 + A.T @ (nu + s * dnu)
+                    rp2 = A @ x2 - 1.0
+                    if math.sqrt(float(rd2 @ rd2 + rp2 @ rp2)) <= (1 - 0.01 * s) * norm0:
+                        break
+                s *= 0.5
+            if s <= 1e-10:
+                break
+            x, nu, state = x2, nu + s * dnu, state2
+            if time.perf_counter() > deadline:
+                break
+        if n_var / t <= rtol * max(abs(state[0]), 1.0) or time.perf_counter() > deadline:
+            break
+        t *= 20.0
+    return x, nu / t, state

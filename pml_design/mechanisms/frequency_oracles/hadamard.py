@@ -1,0 +1,137 @@
+"""Hadamard response (HR) as a pure protocol: one output in ``{0, …, K − 1}``, K = 2^m > N.
+
+Implements: J. Acharya, Z. Sun, H. Zhang, "Hadamard response: estimating distributions privately, efficiently,
+and with little communication", AISTATS 2019 (§3: the symbol ``x`` is the row ``x + 1`` of the Sylvester
+Hadamard matrix ``H_K``, ``H[i, y] = (−1)^{popcount(i & y)}``; the report ``y`` has probability
+``2e^ε/(K(e^ε + 1))`` where ``H[x + 1, y] = +1`` and ``2/(K(e^ε + 1))`` elsewhere).
+
+It is a pure protocol in the sense of [WBLJ17] with ``Support(y) = {v : H[v + 1, y] = +1}``: each row holds
+``K/2`` entries +1, so ``p* = e^ε/(e^ε + 1)``; two different rows agree on exactly ``K/2`` columns (half of them
++1 in both, half +1 only in the other), so ``q* = (K/4)(2e^ε + 2)/(K(e^ε + 1)) = 1/2`` for every N. The estimator
+``(C_v/n − 1/2)/(p* − 1/2)`` and the exact variance ``n·Var[f̂_v] = (e^ε + 1)²/(e^ε − 1)² + f_v (1/2 − p*)/(p* − 1/2)``
+(fixed data set) of :class:`~.base.FrequencyOracle` therefore apply (derivation in ``docs/ldp.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..._validation import as_generator
+from ..labels import _as_symbols
+from .base import FrequencyOracle, _check_inputs
+
+__all__ = ["HadamardResponse", "hadamard_response", "walsh_hadamard"]
+
+
+def walsh_hadamard(values: np.ndarray) -> np.ndarray:
+    """``H_K @ values`` for the Sylvester Hadamard matrix (fast Walsh–Hadamard transform, O(K log K)).
+
+    ``values`` has length K = 2^m along axis 0 (extra axes are transformed alike); returns a new float array.
+    """
+    a = np.array(values, dtype=float)
+    k = a.shape[0]
+    h = 1
+    while h < k:
+        a = a.reshape((k // (2 * h), 2, h) + a.shape[1:])
+        x, y = a[:, 0].copy(), a[:, 1].copy()
+        a[:, 0], a[:, 1] = x + y, x - y
+        a = a.reshape((k,) + a.shape[3:])
+        h *= 2
+    return a
+
+
+def _parity(v: np.ndarray) -> np.ndarray:
+    """popcount(v) mod 2 for non-negative int64 arrays."""
+    v = v.astype(np.uint64)
+    for s in (32, 16, 8, 4, 2, 1):
+        v ^= v >> np.uint64(s)
+    return (v & np.uint64(1)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class HadamardResponse(FrequencyOracle):
+    """Hadamard response (Acharya, Sun & Zhang 2019): report ``y ∈ {0, …, K − 1}``, ``K = 2^⌈log2(N + 1)⌉``, with
+    probability ∝ ``e^ε`` where ``H[x + 1, y] = +1`` and ∝ 1 elsewhere.
+
+    Reports: 1-D int64 values in ``{0, …, K − 1}``. Support of ``y``: ``{v : popcount((v + 1) & y) even}``.
+    ``p* = e^ε/(e^ε + 1)``, ``q* = 1/2`` (module docstring), so ``n·Var[f̂_v] = (e^ε + 1)²/(e^ε − 1)² + …`` — close
+    to subset selection at small ε, with only K < 2N outputs. The channel is N × K.
+    """
+
+    name: ClassVar[str] = "HR"
+
+    @property
+    def size(self) -> int:
+        """K = the smallest power of two above N (the output alphabet)."""
+        return 1 << int(self.n).bit_length()
+
+    @property
+    def p_star(self) -> float:
+        return 1.0 / (1.0 + self._t)
+
+    @property
+    def q_star(self) -> float:
+        return 0.5
+
+    @property
+    def gap(self) -> float:
+        return self._s / (2.0 * (1.0 + self._t))
+
+    def privatize(self, inputs: object, *, rng: object = None) -> np.ndarray:
+        """Privatize records: 1-D int inputs → 1-D int64 reports in ``{0, …, K − 1}`` (O(n) memory).
+
+        A uniform ``y`` has the wanted sign ``H[x + 1, y]`` with probability 1/2; when it has not, flipping the
+        lowest set bit of ``x + 1`` in ``y`` changes the parity, so the report is uniform on the wanted half.
+        """
+        x = _check_inputs(inputs, self.n)
+        g = as_generator(rng)
+        row = x.astype(np.int64) + 1
+        y = g.integers(0, self.size, size=x.shape[0], dtype=np.int64)
+        want_plus = g.random(x.shape[0]) < self.p_star
+        wrong = (_parity(row & y) == 0) != want_plus
+        low = row & -row
+        return np.where(wrong, y ^ low, y)
+
+    def support_counts(self, reports: object) -> np.ndarray:
+        y = _as_symbols(reports, self.size, "reports")
+        if y.ndim != 1:
+            raise ValueError(f"reports must be a 1-D array of values in [0, {self.size}), got shape {y.shape}")
+        hist = np.bincount(y, minlength=self.size).astype(float)
+        signed = walsh_hadamard(hist)[1 : self.n + 1]  # Σ_y H[v + 1, y] · n_y
+        return np.rint((y.shape[0] + signed) / 2.0).astype(np.int64)
+
+    @property
+    def n_outputs(self) -> int:
+        return self.size
+
+    def _channel(self) -> np.ndarray:
+        rows = np.arange(1, self.n + 1, dtype=np.int64)
+        plus = _parity(rows[:, None] & np.arange(self.size, dtype=np.int64)[None, :]) == 0
+        lo = 2.0 * self._t / (self.size * (1.0 + self._t))  # 2/(K(e^ε + 1)), written in e^{−ε}
+        hi = 2.0 / (self.size * (1.0 + self._t))
+        return np.where(plus, hi, lo)
+
+    def _symbols(self, reports: np.ndarray) -> np.ndarray:
+        return reports.astype(np.int64)
+
+
+def hadamard_response(n: int, epsilon: float) -> HadamardResponse:
+    """Hadamard response over ``{0, …, n − 1}`` at ε (Acharya, Sun & Zhang, AISTATS 2019).
+
+    Parameters
+    ----------
+    n : int
+        Domain size N ≥ 2.
+    epsilon : float
+        Finite ε ≥ 0.
+
+    Returns
+    -------
+    HadamardResponse
+        A :class:`~.base.FrequencyOracle` with ``K = 2^⌈log2(N + 1)⌉`` outputs, ``p* = e^ε/(e^ε + 1)``,
+        ``q* = 1/2``.
+    """
+    return HadamardResponse(n, epsilon)

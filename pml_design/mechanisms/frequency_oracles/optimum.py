@@ -1,0 +1,245 @@
+"""The LDP optimum among the frequency oracles, and compact pair-balanced channels with subset selection's accuracy.
+
+Implements
+----------
+* :func:`ldp_optimum`: the smallest exact MSE (records i.i.d. from ``prior``) among GRR, OUE, OLH, Hadamard
+  response and k-subset selection at its best k over **all** ``k ∈ [1, N − 1]`` (S. Wang et al. 2016; Ye & Barg
+  2018; the L2-optimal ε-LDP estimator is a symmetric configuration of this kind: Pan 2026).
+* Pair-balanced block families (2-designs). Report a block ``S`` of a family ``𝓑`` (b blocks; each symbol in r of
+  them, each pair in λ) with ``P(S | x) ∝ e^ε`` if ``x ∈ S`` else 1. The normaliser ``r e^ε + b − r`` is the same
+  for every x, and ``p* = r e^ε/(r e^ε + b − r)``, ``q* = (λ e^ε + r − λ)/(r e^ε + b − r)`` are constants: a pure
+  protocol ([WBLJ17]), so [WBLJ17] Theorem 2's estimator and exact variance apply with these (b, r, λ). For all
+  k-subsets ``(b, r, λ) = (C(N,k), C(N−1,k−1), C(N−2,k−2))``: this *is* subset selection, and any 2-(v, k, λ)
+  design gives the same ``p*, q*`` as subset selection on v symbols (``r/b = k/v``, ``λ/r = (k − 1)/(v − 1)``).
+  Restricting a design on ``v ≥ N`` points to N of them keeps r and λ (blocks may shrink or vanish: a vanished
+  block is the constant column), so the channel has subset selection's variance *on v symbols*, which is within a
+  few per cent of subset selection on N symbols at the same k/v (docs/ldp.md). Families used:
+
+  - cyclotomic: for a prime ``p ≥ N``, ``e | p − 1`` and the cyclotomic classes ``C_j = {g^{j + e t}}`` (g a
+    primitive root), the translates ``S + b`` of ``S = ∪_{j∈J} C_{i+j}`` (every i, every b, optionally with 0 in
+    S) are invariant under the sharply 2-transitive affine group ``x ↦ a x + b``, hence a 2-design with
+    ``k/v ≈ |J|/e``, at most ``p·e`` blocks;
+  - affine hyperplanes of ``AG(m, q)`` (q prime): ``{x : ⟨a, x⟩ = c}``, ``b = q(q^m − 1)/(q − 1)``,
+    ``k/v = 1/q`` — optimized local hashing with an exactly pairwise-independent family and no constant hash;
+  - Hadamard response (:mod:`.hadamard`), GRR (singletons) and all k-subsets when ``C(N, k)`` is small.
+
+  :func:`compact_ldp_channel` returns the family with the smallest exact variance within an output budget.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import NamedTuple
+
+import numpy as np
+
+from .base import _pure_variance
+from .encodings import grr, oue
+from .hadamard import hadamard_response
+from .hashing import olh
+from .subsets import _ss_constants
+
+__all__ = ["LdpOptimum", "PairBalancedChannel", "compact_ldp_channel", "ldp_optimum", "pair_balanced_mse"]
+
+
+class LdpOptimum(NamedTuple):
+    """The best ε-LDP frequency oracle at a prior: its name, exact MSE per report, and every oracle's MSE."""
+
+    name: str
+    mse: float
+    k: int
+    oracles: dict
+
+
+class PairBalancedChannel(NamedTuple):
+    """An ε-LDP channel from a pair-balanced block family (rows = symbols, columns = merged blocks)."""
+
+    name: str
+    matrix: np.ndarray
+    mse: float
+    b: int
+    r: int
+    lam: int
+
+
+def pair_balanced_mse(n: int, b: int, r: int, lam: int, epsilon: float, prior: np.ndarray) -> float:
+    """Exact ``n·E‖f̂ − P‖²`` (records i.i.d. from ``prior``) of the pure-protocol estimator of a pair-balanced family.
+
+    ``p* = r e^ε/(r e^ε + b − r)``, ``q* = (λ e^ε + r − λ)/(r e^ε + b − r)`` (module docstring), written in
+    ``e^{−ε}``; then [WBLJ17] Theorem 2 plus the multinomial term ``p_v(1 − p_v)``.
+    """
+    t = math.exp(-epsilon)
+    z = r + (b - r) * t
+    ps, qs = r / z, (lam + (r - lam) * t) / z
+    gap = (r - lam) * (1.0 - t) / z  # p* − q* without cancellation
+    var = _pure_variance(ps, qs, gap, prior)
+    return float(np.sum(var + prior * (1.0 - prior)))
+
+
+def _ss_mse_all_k(n: int, epsilon: float, prior: np.ndarray) -> tuple[int, float]:
+    """Subset selection's exact i.i.d. MSE at its best ``k ∈ [1, N − 1]`` (vectorised over k)."""
+    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
+    k = np.arange(1, n, dtype=float)
+    p, q, gap = _ss_constants(n, k, t, s)  # type: ignore[arg-type]
+    with np.errstate(divide="ignore", over="ignore"):
+        tot = n * q * (1 - q) / gap**2 + (1 - p - q) / gap + 1.0 - float(prior @ prior)
+    tot = np.where(gap > 0, tot, np.inf)
+    j = int(np.argmin(tot))
+    return j + 1, float(tot[j])
+
+
+def ldp_optimum(n: int, epsilon: float, prior: np.ndarray) -> LdpOptimum:
+    """The ε-LDP frequency oracle with the smallest exact MSE per report (records i.i.d. from ``prior``).
+
+    Candidates: GRR, OUE, OLH (g = round(e^ε + 1)), Hadamard response, and subset selection at every
+    ``k ∈ [1, N − 1]`` (its exact variance is evaluated for all k at once). Every candidate is ε-LDP, hence ε-PML
+    for every distribution.
+
+    Returns
+    -------
+    LdpOptimum
+        ``name`` ("GRR", "OUE", "OLH", "HR" or "SUBSET_SELECTION"), ``mse``, ``k`` (subset size when subset
+        selection wins, else 0) and ``oracles`` (every candidate's MSE, subset selection at its best k).
+    """
+    p = np.asarray(prior, dtype=float)
+    vals: dict[str, float] = {}
+    for name, make in (("GRR", grr), ("OUE", oue), ("OLH", olh), ("HR", hadamard_response)):
+        try:
+            vals[name] = float(make(n, epsilon).mse(p, 1, inputs="iid"))
+        except (ValueError, OverflowError):
+            vals[name] = math.inf
+    k, vals["SUBSET_SELECTION"] = _ss_mse_all_k(n, epsilon, p)
+    name = min(vals, key=lambda key: vals[key])
+    return LdpOptimum(name, vals[name], k if name == "SUBSET_SELECTION" else 0, vals)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# pair-balanced families
+# ----------------------------------------------------------------------------------------------------------
+def _primes_from(lo: int, count: int) -> list[int]:
+    out, c = [], max(lo, 2)
+    while len(out) < count:
+        if all(c % d for d in range(2, math.isqrt(c) + 1)):
+            out.append(c)
+        c += 1
+    return out
+
+
+def _primitive_root(p: int) -> int:
+    m, fac, d = p - 1, set(), 2
+    while d * d <= m:
+        while m % d == 0:
+            fac.add(d)
+            m //= d
+        d += 1
+    if m > 1:
+        fac.add(m)
+    return next(g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in fac))
+
+
+def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool) -> np.ndarray:
+    """Incidence (N × b) of the translates of ``S_i = ∪_{j<c} C_{i+j}`` (∪ {0} if ``zero``), i < e, restricted to N."""
+    g = _primitive_root(p)
+    logs = np.empty(p, dtype=np.int64)
+    logs[np.array([pow(g, t, p) for t in range(p - 1)])] = np.arange(p - 1)
+    cls = np.full(p, -1, dtype=np.int64)
+    cls[1:] = logs[1:] % e
+    x = np.arange(n)
+    shifts = np.arange(p)
+    diff = (x[:, None] - shifts[None, :]) % p  # (N, p): x − b
+    blocks = []
+    for i in range(e):
+        member = ((cls[diff] - i) % e < c) & (diff != 0)
+        if zero:
+            member |= diff == 0
+        blocks.append(member)
+    return np.hstack(blocks)
+
+
+def _affine_incidence(n: int, q: int, m: int) -> np.ndarray:
+    """Incidence (N × b) of the affine hyperplanes of AG(m, q) (q prime), points = the first N vectors."""
+    pts = (np.arange(n)[:, None] // q ** np.arange(m)[None, :]) % q  # (N, m)
+    normals = (np.arange(1, q**m)[:, None] // q ** np.arange(m)[None, :]) % q
+    lead = normals[np.arange(normals.shape[0]), (normals != 0).argmax(axis=1)]
+    normals = normals[lead == 1]  # one normal per direction (first non-zero coordinate 1)
+    vals = (pts @ normals.T) % q  # (N, directions)
+    return (vals[:, :, None] == np.arange(q)[None, None, :]).reshape(n, -1)
+
+
+def _channel_from_blocks(inc: np.ndarray, epsilon: float) -> np.ndarray:
+    """Columns ∝ ``e^ε 1_S + 1_{S^c}`` over the blocks (rows normalised), identical columns merged."""
+    packed = np.packbits(inc, axis=0)
+    uniq, inverse, counts = np.unique(packed.T, axis=0, return_inverse=True, return_counts=True)
+    members = np.unpackbits(uniq.T, axis=0, count=inc.shape[0]).astype(bool)
+    const = members.all(axis=0) | ~members.any(axis=0)  # vanished / full blocks: constant columns, merged
+    t = math.exp(-epsilon)
+    cols = np.where(members, 1.0, t) * counts
+    if const.sum() > 1:
+        cols = np.hstack([cols[:, ~const], cols[:, const].sum(axis=1, keepdims=True)])
+    return cols / cols.sum(axis=1, keepdims=True)
+
+
+def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int, int, int, object]]:
+    """(name, b, r, λ, builder) of the pair-balanced families within the budget, exact (b, r, λ)."""
+    out: list[tuple[str, int, int, int, object]] = [("GRR", n, 1, 0, lambda: np.eye(n, dtype=bool))]
+    k_hr = 1 << n.bit_length()
+    out.append(("HR", k_hr, k_hr // 2, k_hr // 4, None))
+    kstar = n / (math.exp(min(epsilon, 700.0)) + 1.0)
+    for k in sorted({max(1, math.floor(kstar)), max(1, math.ceil(kstar)), 2}):
+        if 1 < k < n and math.comb(n, k) <= max_outputs:
+            out.append((f"SS(k={k})", math.comb(n, k), math.comb(n - 1, k - 1), math.comb(n - 2, k - 2),
+                        lambda k=k: _all_subsets(n, k)))
+    for p in _primes_from(n, 6):
+        for e in range(2, p):
+            if (p - 1) % e or p * e > max_outputs:
+                continue
+            h = (p - 1) // e
+            for c in range(1, e):
+                for zero in (False, True):
+                    k = c * h + int(zero)
+                    r = e * k  # p·e blocks of size k over p points: r = b k / v
+                    lam = r * (k - 1) // (p - 1)
+                    out.append((f"cyclotomic(p={p},e={e},c={c}{',0' if zero else ''})", p * e, r, lam,
+                                lambda p=p, e=e, c=c, zero=zero: _cyclotomic_incidence(n, p, e, c, zero)))
+    for q in _primes_from(2, 60):
+        m = max(2, math.ceil(math.log(n, q) - 1e-12))
+        while q**m < n:
+            m += 1
+        b = q * (q**m - 1) // (q - 1)
+        if b <= max_outputs:
+            r = (q**m - 1) // (q - 1)
+            lam = (q ** (m - 1) - 1) // (q - 1)
+            out.append((f"AG({m},{q})", b, r, lam, lambda q=q, m=m: _affine_incidence(n, q, m)))
+    return out
+
+
+def _all_subsets(n: int, k: int) -> np.ndarray:
+    idx = np.array(list(combinations(range(n), k)))
+    inc = np.zeros((n, idx.shape[0]), dtype=bool)
+    np.put_along_axis(inc, idx.T, True, axis=0)
+    return inc
+
+
+def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096) -> PairBalancedChannel:
+    """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max_outputs`` blocks.
+
+    Candidates (module docstring): GRR, Hadamard response, all k-subsets (when few), cyclotomic 2-designs on the
+    primes just above N, affine hyperplanes of AG(m, q). Its ``mse`` is exact for the pure-protocol estimator
+    (:func:`pair_balanced_mse`); the MLE on the same channel has asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse``
+    (Cramér–Rao: the estimator is unbiased).
+
+    Returns
+    -------
+    PairBalancedChannel
+        ``matrix`` (N × M, row-stochastic, ε-LDP), ``mse``, and the family's ``(b, r, λ)``.
+    """
+    p = np.asarray(prior, dtype=float)
+    best = min(_candidates(n, epsilon, max(int(max_outputs), n)),
+               key=lambda c: pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p))
+    name, b, r, lam, build = best
+    if name == "HR":
+        W = hadamard_response(n, epsilon)._channel()
+    else:
+        W = _channel_from_blocks(build(), epsilon)  # type: ignore[operator]
+    return PairBalancedChannel(name, W, pair_balanced_mse(n, b, r, lam, epsilon, p), b, r, lam)
