@@ -1,0 +1,1 @@
+"""The estimation design; see api."""
