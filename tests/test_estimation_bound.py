@@ -158,7 +158,7 @@ def test_lower_bound_from_a_suboptimal_design_is_below_the_optimum():
         assert lb <= res.utility * (1 + 1e-6)
 
 
-def _lp_ascent(uset, eps, prior, M, nu, rng, starts=15):
+def _lp_ascent(uset, eps, prior, M, nu, rng, starts=6):
     """Second solver: maximise the convex q over ``{c ≥ 0, c_x ≤ e^ε Q·c ∀ extreme Q, π·c = 1}`` by successive
     linearisation (each LP lands on a vertex, the value never decreases)."""
     Q = uset.extreme_points()
@@ -169,7 +169,7 @@ def _lp_ascent(uset, eps, prior, M, nu, rng, starts=15):
     for _ in range(starts):
         c = -rng.normal(size=n)
         x = None
-        for _ in range(30):
+        for _ in range(12):
             res = linprog(c, A_ub=A, b_ub=np.zeros(A.shape[0]), A_eq=prior[None, :], b_eq=[1.0],
                           bounds=(0, None), method="highs")
             if res.status != 0:
@@ -183,7 +183,7 @@ def _lp_ascent(uset, eps, prior, M, nu, rng, starts=15):
     return best
 
 
-def _hill_climb(uset, eps, prior, M, nu, rng, starts=10, steps=150):
+def _hill_climb(uset, eps, prior, M, nu, rng, starts=6, steps=100):
     """Third solver: random moves among cone points accepted by the exact leakage test (``in_cone``)."""
     n = prior.size
     best = -np.inf
@@ -207,7 +207,7 @@ def _hill_climb(uset, eps, prior, M, nu, rng, starts=10, steps=150):
     return best
 
 
-@pytest.mark.parametrize("n", [20, 40])
+@pytest.mark.parametrize("n", [16, 24])
 def test_bound_dominates_two_other_solvers_beyond_enumeration(n):
     rng = np.random.default_rng(n)
     p = rng.dirichlet(np.full(n, 0.5))
