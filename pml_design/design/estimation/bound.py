@@ -310,6 +310,15 @@ def ray_value_bounds(
         return RayValueBounds(np.inf, -np.inf, None, 0, "none")
     if deadline is None:
         deadline = time.perf_counter() + DEFAULT_SECONDS
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    # dense algebra of this size is fastest on one BLAS thread (and never oversubscribes a shared machine)
+    with threadpool_limits(1 if n <= EIG_DENSE_MAX else None):
+        return _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays)
+
+
+def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBounds:
+    n = pi.size
     M = 0.5 * (M + M.T)
     pool = np.zeros((n, 0)) if rays is None else np.asarray(rays, dtype=float).reshape(n, -1)
     pool = pool[:, (pool.min(axis=0) >= 0) & (pi @ pool > 0)] if pool.size else pool
