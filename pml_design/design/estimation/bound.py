@@ -65,6 +65,8 @@ MAX_POOL: int = 2000
 #: Largest alphabets whose rays are enumerated instead (≤ 3^N pairs outside Proposition 2, N·2^N inside).
 ENUMERATE_GENERIC: int = 10
 ENUMERATE_MAX: int = 12
+#: Flops per second assumed when deciding whether a Cholesky proof fits before the deadline (one core).
+FLOPS: float = 5e9
 #: Alphabets above this use Lanczos plus a Cholesky check instead of a full eigendecomposition.
 EIG_DENSE_MAX: int = 1500
 
@@ -109,14 +111,22 @@ def _lift(M: np.ndarray, p: np.ndarray) -> np.ndarray:
     s2 = float(p @ p)
     rhs = -(M @ p) + np.diag(M) * p
     delta = s2 - 2.0 * p**2
-    if np.all(delta > 1e-9 * s2):
+    if np.all(np.abs(delta) > 1e-9 * s2):  # Sherman–Morrison (δ may be negative for a dominant symbol)
         y, z = rhs / delta, p / delta
-        return y - z * float(p @ y) / (1.0 + float(p @ z))
+        den = 1.0 + float(p @ z)
+        if abs(den) > 1e-9 * (1.0 + abs(float(p @ z))):
+            return y - z * float(p @ y) / den
+    if p.size > EIG_DENSE_MAX:  # any b is valid: skip the fit rather than pay for a dense least squares
+        return np.zeros_like(p)
     return np.linalg.lstsq(np.diag(delta) + np.outer(p, p), rhs, rcond=None)[0]
 
 
-def _lambda_max_upper(R: np.ndarray) -> float:
-    """A guaranteed upper bound on the largest eigenvalue of the symmetric matrix ``R`` (floating point included)."""
+def _lambda_max_upper(R: np.ndarray, deadline: float = np.inf) -> float:
+    """A guaranteed upper bound on the largest eigenvalue of the symmetric matrix ``R`` (floating point included).
+
+    Dense eigenvalues up to :data:`EIG_DENSE_MAX`, then Lanczos proven by a Cholesky factorisation when it fits
+    before ``deadline`` (about N³/3 flops at :data:`FLOPS` per second), else Gershgorin's row sums.
+    """
     n = R.shape[0]
     scale = float(np.sqrt(np.sum(R * R)))
     if scale == 0.0:
@@ -126,6 +136,8 @@ def _lambda_max_upper(R: np.ndarray) -> float:
         return float(np.linalg.eigvalsh(R)[-1]) + margin
     from scipy.sparse.linalg import eigsh  # noqa: PLC0415
 
+    if time.perf_counter() + n**3 / 3.0 / FLOPS > deadline:
+        return float(np.abs(R).sum(axis=1).max()) + margin  # Gershgorin: always valid, O(N²)
     try:
         lam = float(eigsh(R, k=1, which="LA", tol=1e-8, return_eigenvectors=False)[0])
     except Exception:  # noqa: BLE001 — any Lanczos failure falls back to Gershgorin below
@@ -141,7 +153,7 @@ def _lambda_max_upper(R: np.ndarray) -> float:
     return float(np.abs(R).sum(axis=1).max()) + margin  # Gershgorin: always valid
 
 
-def _certificate(M: np.ndarray, p: np.ndarray, b: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def _certificate(M: np.ndarray, p: np.ndarray, b: np.ndarray, scale: np.ndarray, deadline: float = np.inf):
     """``d`` with ``rᵀMr ≤ Σ_x d_x r_x² − 2 b·r`` for every ``r`` with ``p·r = 1`` (steps 1–2), any ``b``, ``scale > 0``.
 
     ``d = diag M_b + t·scale`` with ``t`` a guaranteed upper bound on ``λ_max(S^{-½}(M_b − Diag M_b)S^{-½})``.
@@ -150,7 +162,7 @@ def _certificate(M: np.ndarray, p: np.ndarray, b: np.ndarray, scale: np.ndarray)
     diag = np.diag(Mb).copy()
     si = 1.0 / np.sqrt(scale)
     R = (Mb - np.diag(diag)) * si[:, None] * si[None, :]
-    return diag + _lambda_max_upper(0.5 * (R + R.T)) * scale
+    return diag + _lambda_max_upper(0.5 * (R + R.T), deadline) * scale
 
 
 def _top_eig(A: np.ndarray, v0: np.ndarray | None):
@@ -313,7 +325,7 @@ def ray_value_bounds(
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     # dense algebra of this size is fastest on one BLAS thread (and never oversubscribes a shared machine)
-    with threadpool_limits(1 if n <= EIG_DENSE_MAX else None):
+    with threadpool_limits(1):
         return _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays)
 
 
@@ -343,7 +355,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
             b, scale = _optimise_certificate(M, pi, nu, pool[:, -MAX_POOL:], b, scale, time.perf_counter() + 0.4 * share)
         elif k > 0:
             break
-        d = _certificate(M, pi, b, scale)
+        d = _certificate(M, pi, b, scale, deadline)
         w = nu + 2.0 * b
         if np.all(np.isfinite(top)):
             ub = _box_bound(d, w, pi, top)
