@@ -57,7 +57,7 @@ from .bound_cells import BallCells, branch_and_bound, quad_max
 __all__ = ["RayValueBounds", "frank_wolfe_lower_bound", "max_ray_value", "ray_value_bounds"]
 
 #: Refinement without a deadline stops after this many seconds (the bound is valid at every step).
-DEFAULT_SECONDS: float = 5.0
+DEFAULT_SECONDS: float = 2.0
 #: Rounds of (tune the certificate on the rays found so far, branch and bound).
 CERTIFICATE_ROUNDS: int = 3
 #: Most rays the certificate is tuned on.
@@ -176,7 +176,7 @@ def _top_eig(A: np.ndarray, v0: np.ndarray | None):
     return float(ev[0]), V[:, 0]
 
 
-def _optimise_certificate(M, p, nu, pool, b0, s0, deadline, max_iter: int = 60):
+def _optimise_certificate(M, p, nu, pool, b0, s0, deadline, max_iter: int = 400):
     """``(b, scale)`` minimising a soft maximum over the rays ``pool`` of the separable bound (any result is valid).
 
     The certificate's value on a ray is ``Σ_x (diag M_b + t s)_x r_x² − (ν + 2b)·r`` with ``t = λ_max(S^{-½}R_bS^{-½})``;
