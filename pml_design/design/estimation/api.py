@@ -22,7 +22,7 @@ from ..anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
 from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning
 from ..utilities import FrequencyEstimation
-from .bound import max_ray_value
+from .bound import ray_value_bounds
 from .master import gradients, solve_master
 from .pricing import local_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
@@ -30,6 +30,9 @@ from .seeds import ray_seeds
 
 __all__ = ["design_frequency_estimation"]
 
+#: Share of the time limit (at most :data:`BOUND_SECONDS`) kept for the valid bound of :mod:`.bound` at the end.
+BOUND_SHARE: float = 0.1
+BOUND_SECONDS: float = 5.0
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -185,6 +188,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     d_opt = util.criterion == "D"
     R_all = _all_rays(uset, epsilon, prior) if time.perf_counter() < deadline else None
     state["enumerated"] = R_all is not None
+    # without the complete ray list, the last share of the time goes to the valid bound (bound.py)
+    loop_deadline = deadline if R_all is not None else deadline - min(BOUND_SHARE * time_limit, BOUND_SECONDS)
     cap = max(2 * n, MASTER_COLUMNS)  # generated columns kept between rounds
     V = ray_seeds(uset, epsilon, seed.matrix, gen, budget=n)
     V = V / (prior @ V)
@@ -195,7 +200,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     try:
         for it in range(1, max_iter + 1):
             state["it"] = it
-            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, deadline, warm=it > 1,
+            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1,
                                             rtol=1e-8 if R_all is not None or it > 8 or n <= 100 else 1e-4)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
@@ -206,9 +211,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["lower"] = max(state["lower"], base + float(d_all.min()))
                 cand, d_c = R_all, d_all
             else:
-                bound = max_ray_value(uset, epsilon, prior, M, nu, deadline=deadline)
-                if math.isfinite(bound):
-                    state["lower"] = max(state["lower"], base - bound)
+                state["last"] = (base, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
                 d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
@@ -217,12 +220,19 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["proven"] = True
                 break
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
-            if improving.size == 0 or time.perf_counter() > deadline:
+            if improving.size == 0 or time.perf_counter() > loop_deadline:
                 break
             pick = improving[np.argsort(d_c[improving])][: max(4, n)]
             keep = prune(V, x[:-1], cap)
             V = np.hstack([V[:, keep], cand[:, pick]])
             x = np.concatenate([x[keep], np.full(pick.size, 1e-3), x[-1:]])
+        if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1)
+            base, M, nu, V_last = state.pop("last")
+            rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
+                                  rays=V_last)
+            if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
+                state["lower"] = max(state["lower"], base - rb.upper)
+                _progress_update(bar, best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
     finally:
         bar.close()
     state["K"] = V.shape[1]

@@ -38,7 +38,7 @@ from .base import _pure_variance
 from .encodings import grr, oue
 from .hadamard import hadamard_response
 from .hashing import olh
-from .subsets import _ss_constants
+from ...priors import subset_selection_constants
 
 __all__ = ["LdpOptimum", "PairBalancedChannel", "compact_ldp_channel", "ldp_optimum", "pair_balanced_mse"]
 
@@ -79,9 +79,8 @@ def pair_balanced_mse(n: int, b: int, r: int, lam: int, epsilon: float, prior: n
 
 def _ss_mse_all_k(n: int, epsilon: float, prior: np.ndarray) -> tuple[int, float]:
     """Subset selection's exact i.i.d. MSE at its best ``k ∈ [1, N − 1]`` (vectorised over k)."""
-    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
     k = np.arange(1, n, dtype=float)
-    p, q, gap = _ss_constants(n, k, t, s)  # type: ignore[arg-type]
+    p, q, gap = subset_selection_constants(n, k, epsilon)  # type: ignore[arg-type]
     with np.errstate(divide="ignore", over="ignore"):
         tot = n * q * (1 - q) / gap**2 + (1 - p - q) / gap + 1.0 - float(prior @ prior)
     tot = np.where(gap > 0, tot, np.inf)

@@ -1,0 +1,322 @@
+"""Step 3 of :mod:`.bound`: the separable bound's maximum over the ℓ1 ball's rays, by branch and bound.
+
+Implements: the cell bound of docs/design.md §7 ("A valid bound at every N") for the ray family of
+:func:`..rays.l1_ball_rays` (docs/design.md §3): every extreme ray of ``K(ε, B_β(P̂))`` is
+``(h_V − h_U)1_U − h_U 1_{V∖U}`` normalised by the prior π; cells are boxes in ``(u, ρ)`` (``u = P̂(U)``,
+``ρ = −h_U/(h_V − h_U)``) or in ``u`` alone when V is everything, refined best first, with branching on the
+heaviest items' memberships; each cell is bounded by two fractional knapsacks over per-item level intervals.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+__all__ = ["BallCells", "branch_and_bound", "quad_max"]
+
+#: Cells per axis of the first grid.
+GRID: int = 8
+#: Cells split per refinement round.
+BATCH: int = 32
+#: Most live cells.
+MAX_CELLS: int = 200_000
+#: Most items fixed by branching (the heaviest first).
+MAX_DEPTH: int = 24
+
+
+def quad_max(d, w, lo, hi):
+    """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative)."""
+    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
+    out = np.maximum(vlo, vhi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.clip(np.where(d < 0, w / (2.0 * d), lo), lo, hi)
+    return np.maximum(out, d * z * z - w * z)
+
+
+def quad_min(d, w, lo, hi):
+    """min of ``d z² − w z`` over ``z ∈ [lo, hi]``."""
+    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
+    out = np.minimum(vlo, vhi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.clip(np.where(d > 0, w / (2.0 * d), lo), lo, hi)
+    return np.minimum(out, d * z * z - w * z)
+
+
+def _knapsack(vals: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Rows (cells × items): ``max Σ c_x z_x``, ``z ∈ [0, 1]^N`` (0 where not allowed), ``Σ m_x z_x ∈ [lo, hi]``.
+
+    The fractional knapsack (greedy by ``c_x/m_x``; mass-free items with ``c_x > 0`` always taken), −inf if empty;
+    an upper bound on the same problem over subsets.
+    """
+    pos = m > 0
+    free = np.where(allowed[:, ~pos] & (vals[:, ~pos] > 0), vals[:, ~pos], 0.0).sum(axis=1)
+    ok = allowed[:, pos]
+    c, mp = np.where(ok, vals[:, pos], 0.0), m[pos]
+    ratio = np.where(ok, c / mp, -np.inf)
+    order = np.argsort(-ratio, axis=1, kind="stable")
+    rs = np.take_along_axis(ratio, order, axis=1)
+    ms = np.where(np.isfinite(rs), mp[order], 0.0)
+    rs = np.where(np.isfinite(rs), rs, 0.0)
+    cm = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(ms, axis=1)], axis=1)
+    cv = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(rs * ms, axis=1)], axis=1)
+    peak = np.where(rs > 0, ms, 0.0).sum(axis=1)
+    total = cm[:, -1]
+    target = np.clip(peak, lo, np.minimum(hi, total))
+    j = np.minimum((cm[:, 1:] <= target[:, None]).sum(axis=1), mp.size)
+    rows = np.arange(c.shape[0])
+    nxt = np.where(j < mp.size, rs[rows, np.minimum(j, mp.size - 1)], 0.0)
+    val = cv[rows, j] + (target - cm[rows, j]) * nxt
+    return np.where(lo <= total * (1 + 1e-12) + 1e-15, val + free, -np.inf)
+
+
+class BallCells:
+    """The branch and bound of step 3 for ``K(ε, B_β(P̂))`` normalised by π (see module docstring)."""
+
+    def __init__(self, center, radius, epsilon, prior, d, w, M, nu):
+        self.p, self.pi, self.d, self.w, self.M, self.nu = center, prior, d, w, M, nu
+        self.beta, self.e = float(radius), math.exp(epsilon)
+        self.theta = self.beta / 2.0 + math.exp(-epsilon)  # h(S) < 0 iff P̂(S) < θ (proper S)
+        self.psum = float(prior.sum())
+        pos = center > 0
+        # fractional knapsacks of π-mass against P̂-mass: smallest / largest π(S) given P̂(S) = m
+        ratio = prior[pos] / center[pos]
+        up, down = np.argsort(ratio, kind="stable"), np.argsort(-ratio, kind="stable")
+        cp = center[pos]
+        self._lo_m = np.concatenate([[0.0], np.cumsum(cp[up])])
+        self._lo_pi = np.concatenate([[0.0], np.cumsum(prior[pos][up])])
+        self._hi_m = np.concatenate([[0.0], np.cumsum(cp[down])])
+        self._hi_pi = np.concatenate([[0.0], np.cumsum(prior[pos][down])]) + float(prior[~pos].sum())
+        self.exact_pi = bool(np.allclose(prior, center, rtol=0, atol=0))
+        heavy = np.flatnonzero(pos)
+        self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
+
+    def h(self, m):
+        return self.e * np.maximum(0.0, m - self.beta / 2.0) - 1.0
+
+    def _smin(self, m):
+        return m if self.exact_pi else np.interp(m, self._lo_m, self._lo_pi)
+
+    def _smax(self, m):
+        return m if self.exact_pi else np.interp(m, self._hi_m, self._hi_pi, right=self._hi_pi[-1])
+
+    def hinv(self, hv):
+        """Smallest mass with ``h = hv ≥ 0``."""
+        return self.beta / 2.0 + (np.asarray(hv, dtype=float) + 1.0) / self.e
+
+    def geometry(self, ulo, uhi, rlo, rhi, full):
+        """Per cell: ρ range, ``P̂(V)`` range, π-mass bounds ``(s_lo, s_hi)`` of U and ``(ω_lo, ω_hi)`` of V∖U.
+
+        Proper cells are boxes in ``(u, ρ)``, ``ρ = −h_U/(h_V − h_U) = b/a`` (this resolves the corner
+        ``u, v → θ`` where ρ takes every value); then ``h_V = −h_U (1 − ρ)/ρ`` bounds ``v``. Cells with V = everything
+        have ``h_V = e^ε − 1`` and ρ follows from ``u``.
+        """
+        mu_lo, mu_hi = -np.minimum(self.h(uhi), 0.0), -self.h(ulo)  # −h_U ∈ [mu_lo, mu_hi]
+        ef = self.e - 1.0
+        h1 = self.h(1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hv_lo = np.where(rhi > 0, mu_lo * (1.0 - rhi) / rhi, np.inf)
+            hv_hi = np.where(rlo > 0, mu_hi * (1.0 - rlo) / rlo, np.inf)
+        feasible = full | (hv_lo <= h1)
+        vlo = np.where(full, 1.0, self.hinv(np.clip(hv_lo, 0.0, h1)))
+        vhi = np.where(full, 1.0, np.minimum(self.hinv(np.clip(hv_hi, 0.0, h1)), 1.0))
+        rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
+        rmax = np.where(full, mu_hi / (ef + mu_hi), rhi)
+        slo, shi = self._smin(ulo), self._smax(uhi)
+        olo = np.where(full, self.psum - shi, self._smin(np.maximum(vlo - uhi, 0.0)))
+        ohi = np.where(full, self.psum - slo, self._smax(np.maximum(vhi - ulo, 0.0)))
+        return feasible, rmin, rmax, vlo, vhi, slo, shi, olo, ohi
+
+    def fixed(self, depth, codes):
+        """Masks ``(in U, in V∖U, out)`` of the items fixed by branching (codes 1, 2, 0 along :attr:`branch`)."""
+        n, k = self.p.size, self.branch.size
+        on = np.arange(k)[None, :] < depth[:, None]
+        masks = []
+        for code in (1, 2, 0):
+            m = np.zeros((depth.size, n), bool)
+            m[:, self.branch] = on & (codes[:, :k] == code)
+            masks.append(m)
+        return masks
+
+    def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
+        """Upper bounds of the separable value over the rays of each cell (module docstring, step 3).
+
+        ``A = 1/(s + ρω)`` falls with s, ρ, ω and ``B = ρ/(s + ρω)`` rises with ρ and falls with s, ω; when V is
+        everything ``ω = Σπ − s`` and both fall with s (each s is paired with its own ω). Per item, ``x ∈ U``
+        needs ``s ≥ π_x`` and ``x ∈ V∖U`` needs ``ω ≥ π_x``, which caps its level; items heavier than the cell's
+        mass cannot be in U (or V). Items fixed by branching enter with their own values and masses.
+        """
+        fu, fw, fo = self.fixed(depth, codes)
+        uF, wF, sF, oF = fu @ self.p, fw @ self.p, fu @ self.pi, fw @ self.pi
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full)
+        feas = feas & (uF <= uhi * (1 + 1e-12) + 1e-15) & ~(full & fo.any(axis=1))
+        feas = feas & (full | (uF + wF <= vhi * (1 + 1e-12) + 1e-15))
+        slo, olo = np.maximum(slo, sF), np.where(full, olo, np.maximum(olo, oF))
+        col = (lambda z: z[:, None])  # noqa: E731
+        fl, pi = col(full), self.pi[None, :]
+        s_u = np.maximum(col(slo), pi)  # x ∈ U
+        o_u = np.where(fl, self.psum - s_u, col(olo))
+        o_w = np.where(fl, col(self.psum - slo), np.maximum(col(olo), pi))  # x ∈ V∖U
+        s_hi_f, o_hi_f = col(shi), np.where(fl, col(self.psum - shi), col(ohi))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            a_lo = 1.0 / (s_hi_f + col(rmax) * o_hi_f)
+            a_hi = np.maximum(1.0 / (s_u + col(rmin) * o_u), a_lo)
+            b_lo = np.nan_to_num(col(rmin) / (s_hi_f + col(rmin) * o_hi_f), nan=0.0)
+            b_hi = col(rmax) / (col(slo) + col(rmax) * np.where(fl, col(self.psum - slo), col(olo)))
+            b_cap = np.maximum(np.minimum(col(rmax) / (col(slo) + col(rmax) * o_w), b_hi), b_lo)
+        bad = ~(np.all(np.isfinite(a_hi), axis=1) & np.isfinite(b_hi[:, 0]) & np.isfinite(a_lo[:, 0]))
+        zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
+        a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
+        d, w = self.d[None, :], self.w[None, :]
+        gain_u = quad_max(d, w, a_lo, a_hi) - quad_min(d, w, b_lo, b_hi)
+        bmax = quad_max(d, w, b_lo, b_cap)
+        free = ~(fu | fw | fo)
+        p = self.p[None, :]
+        in_u = free & ~(fw & fl) & (p <= col(uhi - uF))
+        out = _knapsack(gain_u, self.p, np.maximum(ulo - uF, 0.0), uhi - uF, in_u)
+        out = out + np.where(fu, gain_u, 0.0).sum(axis=1)
+        vF = uF + wF
+        in_v = free & (p <= col(vhi - vF))
+        rest_v = _knapsack(bmax, self.p, np.maximum(vlo - vF, 0.0), vhi - vF, in_v) + np.where(fu | fw, bmax, 0).sum(1)
+        out = out + np.where(full, bmax.sum(axis=1), rest_v)
+        out = np.where(bad | np.isnan(out), np.inf, out)
+        return np.where(feas, out, -np.inf)
+
+    def rays(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
+        """Actual normalised rays (columns) built greedily around cells (heuristic incumbents)."""
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full)
+        fu, fw, fo = self.fixed(depth, codes)
+        n = self.p.size
+        cols = []
+        for k in np.flatnonzero(feas):
+            for um, vm, rho in ((0.5 * (ulo[k] + uhi[k]), 0.5 * (vlo[k] + vhi[k]), 0.5 * (rmin[k] + rmax[k])),
+                                (ulo[k], vhi[k], rmin[k]), (uhi[k], vlo[k], rmax[k])):
+                den = 0.5 * (slo[k] + shi[k]) + rho * 0.5 * (olo[k] + ohi[k])
+                if not den > 0:
+                    continue
+                A, B = 1.0 / den, rho / den
+                fa, fb = self.d * A * A - self.w * A, self.d * B * B - self.w * B
+                U = fu[k] | _greedy_set(fa - fb, self.p, um - self.p[fu[k]].sum(), fu[k] | fw[k] | fo[k])
+                if self.p[U].sum() >= self.theta:
+                    continue
+                V = U | fw[k]
+                V = np.ones(n, bool) if full[k] else V | _greedy_set(fb, self.p, vm - self.p[V].sum(), V | fo[k])
+                c = self.column(U, V)
+                if c is not None:
+                    cols.append(c)
+        return np.array(cols).T if cols else np.zeros((n, 0))
+
+    def column(self, U, V):
+        hu = self.h(self.p[U].sum())
+        hv = self.e - 1.0 if V.all() else self.h(self.p[V].sum())
+        if not (hu < 0 <= hv) or V.all() and U.all():
+            return None
+        c = np.where(U, hv - hu, np.where(V, -hu, 0.0))
+        return c / float(self.pi @ c)
+
+
+def _greedy_set(vals, m, mass, taken):
+    """Items not in ``taken`` by descending ``vals/m`` (zero-mass positive items first) up to P̂-mass ``mass``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = np.where(m > 0, vals / np.where(m > 0, m, 1.0), np.where(vals > 0, np.inf, -np.inf))
+    key = np.where(taken, -np.inf, key)
+    order = np.argsort(-key, kind="stable")
+    order = order[~taken[order]]
+    cm = np.cumsum(m[order])
+    k = int(np.searchsorted(cm, mass - 1e-15, side="left")) + 1
+    out = np.zeros(m.size, bool)
+    out[order[: min(k, order.size)]] = True
+    if mass <= 0:  # only free items worth taking
+        out[:] = False
+        out[order[(m[order] == 0) & (key[order] > 0)]] = True
+    return out
+
+
+def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
+    """Best-first branch and bound on cells (u, ρ) and on the heaviest items' memberships.
+
+    Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next unfixed item is heavier
+    than its mass ranges branches on that item (in U, in V∖U, out); otherwise it is halved along its widest side.
+    """
+    th = min(cone.theta, 1.0)
+    g = np.linspace(0.0, th, GRID + 1)
+    cols = {"ulo": [g[:-1]], "uhi": [g[1:]], "rlo": [np.zeros(GRID)], "rhi": [np.ones(GRID)],
+            "full": [np.ones(GRID, bool)]}
+    if cone.theta < 1.0:  # proper V: cells in (u, ρ), ρ ∈ [0, 1]
+        gv = np.linspace(0.0, 1.0, GRID + 1)
+        U0, V0 = (z.ravel() for z in np.meshgrid(np.arange(GRID), np.arange(GRID), indexing="ij"))
+        cols["ulo"].append(g[U0]), cols["uhi"].append(g[U0 + 1]), cols["rlo"].append(gv[V0])
+        cols["rhi"].append(gv[V0 + 1]), cols["full"].append(np.zeros(U0.size, bool))
+    c = {k: np.concatenate(v) for k, v in cols.items()}
+    c["depth"] = np.zeros(c["ulo"].size, int)
+    c["codes"] = np.zeros((c["ulo"].size, max(cone.branch.size, 1)), np.int8)
+    keys = ("ulo", "uhi", "rlo", "rhi", "full", "depth", "codes")
+
+    def evaluate(cc):
+        return cone.bounds(*(cc[k] for k in keys))
+
+    ub = evaluate(c)
+    best_sep, best_q, best_ray = -np.inf, -np.inf, None
+    found, found_sep = [], []
+    rounds = 0
+    while True:
+        live = ub > -np.inf
+        c, ub = {k: v[live] for k, v in c.items()}, ub[live]
+        if rounds % 3 == 0 and ub.size:
+            pick = np.argsort(-ub)[:4]
+            R = cone.rays(*(c[k][pick] for k in keys))
+            if R.shape[1]:
+                sep = (cone.d[:, None] * R * R).sum(axis=0) - cone.w @ R
+                qv = q_of(R)
+                best_sep = max(best_sep, float(sep.max()))
+                found.append(R)
+                found_sep.append(sep)
+                if qv.max() > best_q:
+                    best_q, best_ray = float(qv.max()), R[:, int(np.argmax(qv))]
+        rounds += 1
+        top = float(ub.max()) if ub.size else -np.inf
+        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS:
+            break
+        k = min(BATCH, ub.size)
+        pick = np.argpartition(-ub, k - 1)[:k]
+        P = {key: v[pick] for key, v in c.items()}
+        geo = cone.geometry(P["ulo"], P["uhi"], P["rlo"], P["rhi"], P["full"])
+        wmass = np.maximum(P["uhi"] - P["ulo"], np.where(P["full"], 0.0, geo[4] - geo[3]))
+        can = P["depth"] < cone.branch.size
+        nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
+                       if cone.branch.size else 0.0, 0.0)
+        item = can & (nxt >= wmass)
+        wu = (P["uhi"] - P["ulo"]) / max(th, 1e-300)
+        wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
+        if not item.any() and max(wu.max(), wr.max()) < 1e-13:
+            break
+        children = []
+        geo_cells = {key: v[~item] for key, v in P.items()}
+        if geo_cells["ulo"].size:
+            su = (wu >= wr)[~item]
+            mu = 0.5 * (geo_cells["ulo"] + geo_cells["uhi"])
+            mr = 0.5 * (geo_cells["rlo"] + geo_cells["rhi"])
+            left, right = dict(geo_cells), dict(geo_cells)
+            left["uhi"] = np.where(su, mu, geo_cells["uhi"])
+            right["ulo"] = np.where(su, mu, geo_cells["ulo"])
+            left["rhi"] = np.where(su, geo_cells["rhi"], mr)
+            right["rlo"] = np.where(su, geo_cells["rlo"], mr)
+            children += [left, right]
+        it = {key: v[item] for key, v in P.items()}
+        if it["ulo"].size:
+            for code in (0, 1, 2):
+                ch = {key: v.copy() for key, v in it.items()}
+                ch["codes"][np.arange(ch["depth"].size), ch["depth"]] = code
+                ch["depth"] = ch["depth"] + 1
+                children.append(ch)
+        new = {key: np.concatenate([ch[key] for ch in children]) for key in keys}
+        new_ub = evaluate(new)
+        keep = np.ones(ub.size, bool)
+        keep[pick] = False
+        c = {key: np.concatenate([c[key][keep], new[key]]) for key in keys}
+        ub = np.concatenate([ub[keep], new_ub])
+    top = float(ub.max()) if ub.size else -np.inf
+    R = np.hstack(found) if found else np.zeros((cone.p.size, 0))
+    R = R[:, np.argsort(-np.concatenate(found_sep))[:64]] if found else R
+    return max(top, best_sep), R, best_q, best_ray, int(ub.size)
