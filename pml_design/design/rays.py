@@ -58,8 +58,9 @@ __all__ = [
 
 #: Largest alphabet for which exhaustive ray enumeration is attempted (N = 18: ~3e5 rays, ~30 s).
 MAX_EXACT_SIZE: int = 18
-#: Largest alphabet for which ``method="auto"`` picks the exact method (N = 16: ~7.5e4 rays, ~2 s).
-AUTO_EXACT_SIZE: int = 16
+#: Largest alphabet for which ``method="auto"`` picks the exact method (N = 14: ~2e4 rays, 0.5 s under load; N = 16,
+#: ~7.7e4 rays, took 4.5–8 s, so column generation, proven optimal there in about a second, takes over from N = 15).
+AUTO_EXACT_SIZE: int = 14
 #: Largest alphabet for exhaustive enumeration of an ℓ1 ball outside Proposition 2 (≤ 3^N columns).
 MAX_EXACT_SIZE_GENERIC: int = 12
 #: Largest such alphabet that ``method="auto"`` solves exactly (measured in ``benchmarks/bench_outside_regime.py``).

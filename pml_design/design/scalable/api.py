@@ -14,9 +14,9 @@ import time
 import numpy as np
 
 from ...uncertainty import L1Ball, Simplex, UncertaintySet
-from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, _warn_gap
+from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, warn_result_gap
 from ..certify import certified_result, clean_matrix
-from ..result import DesignResult
+from ..result import DesignResult, SolverFailedError
 from ..utilities import LinearUtility, MapAccuracy, MutualInformation, Utility
 from .ball import _ball_seeds, _mix_into_cone, _normalised_columns, ball_column_generation
 from .master import column_generation
@@ -39,6 +39,33 @@ def _a_priori_bound(util: Utility, eps: float, prior: np.ndarray, uset: Uncertai
         return np.inf
     q = prior[prior > 0]
     return float(min(eps, -(q * np.log(q)).sum()))
+
+
+def _trivial(util: Utility, n: int) -> np.ndarray:
+    """The best output-independent mechanism (leaks nothing): one constant output, the best one for a linear gain."""
+    if isinstance(util, LinearUtility):
+        W = np.zeros((n, util.gain.shape[1]))
+        W[:, int(np.argmax(util.gain.sum(axis=0)))] = 1.0
+        return W
+    return np.ones((n, 1))
+
+
+def _guarded(cg):  # noqa: ANN001, ANN202
+    """Run a column generation; if its master LP fails, the result of no iteration: the trivial mechanism, no bound.
+
+    The certified seeds (randomized response, the inner approximation) are compared with it afterwards, so the
+    call still returns the best certified design found, with an infinite gap and its warning.
+    """
+
+    def run(uset, eps, util, prior, **kw):  # noqa: ANN001, ANN003, ANN202
+        t0 = time.perf_counter()
+        try:
+            return cg(uset, eps, util, prior, **kw)
+        except SolverFailedError as exc:
+            return {"matrix": _trivial(util, uset.size), "upper_bound": np.inf, "proven": False, "iterations": 0,
+                    "n_columns": 0, "pricing_nodes": 0, "time": time.perf_counter() - t0, "failure": str(exc)}
+
+    return run
 
 
 def design_scalable(
@@ -77,6 +104,8 @@ def design_scalable(
         from ..ball_pricing import mass_phi  # noqa: PLC0415
 
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
+        if isinstance(util, LinearUtility):  # a gain with M outputs values only mechanisms with those M outputs
+            seeds = [(name, W) for name, W in seeds if W.shape[1] == util.gain.shape[1]]
         if mass_phi(util) is not None or isinstance(util, MapAccuracy):
             # start the master from the seeds that are informative (a near-constant seed's many light columns make
             # a degenerate start on which the master stalls; docs/design.md §5, sliding windows)
@@ -87,7 +116,7 @@ def design_scalable(
             ]
             if warm_columns is not None and np.size(warm_columns):
                 cols.append(_mix_into_cone(_normalised_columns(np.asarray(warm_columns).T, uset.center), uset, eps))
-            out = ball_column_generation(
+            out = _guarded(ball_column_generation)(
                 # the loop stops at 90 % of the limit: the last master solve, the final bound and the certification
                 # of a large design (N = 1000: several seconds) fit in the remaining 10 % + 1 s
                 uset, eps, util, prior, deadline=t_start + 0.9 * time_limit, time_limit=time_limit, max_nodes=max_nodes,
@@ -96,14 +125,17 @@ def design_scalable(
             info = {"pricing": "exact (nested-pair rays of the ball's cone)"}
         else:  # a user utility: the inner approximation, bounded by the outer relaxation M(eps, P̂) ⊇ M(eps, ball)
             left = max(t_start + time_limit - time.perf_counter(), 1e-3)
-            out = column_generation(
+            out = _guarded(column_generation)(
                 L1Ball(uset.center, 0.0), eps, util, prior, time_limit=left, max_nodes=max_nodes, progress=progress
             )
-            out["matrix"] = seeds[1][1]
+            inner = [W for name, W in seeds if name == "inner_approximation"]
+            out["matrix"] = inner[0] if inner else _trivial(util, uset.size)
             out["proven"] = False
             info = {"pricing": "inner M(eps', P_hat) seed, outer M(eps, P_hat) bound"}
     else:
-        out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress)
+        out = _guarded(column_generation)(
+            uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress
+        )
         if isinstance(uset, L1Ball) and not isinstance(util, LinearUtility):
             from ...mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
 
@@ -113,14 +145,16 @@ def design_scalable(
         method="scalable", solver="HIGHS (column generation)", drop_empty_columns=not isinstance(util, LinearUtility),
         gap_rtol=PROOF_RTOL,
     )
+    # every bound reported by the column generations is valid (the pricing bounds over-estimate), so optimality
+    # follows from the gap rule alone (proven_optimal), whichever branch produced the bound
     res = certified_result(
-        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=bool(out["proven"]),
+        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=True,
         status="optimal" if out["proven"] else "bounded", solve_time=out["time"],
-        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info, **kw,
+        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes", "failure") if k in out} | info, **kw,
     )
     for name, W in seeds:  # never worse than a certified seed
         alt = certified_result(
-            W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=bool(out["proven"]),
+            W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=True,
             status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, **kw,
         )
         if alt.utility > res.utility + 1e-12 * max(1.0, abs(res.utility)):
@@ -129,9 +163,12 @@ def design_scalable(
         used = out["matrix"].max(axis=0) > 0
         res.info["columns"] = _normalised_columns(out["matrix"][:, used], uset.center)  # type: ignore[union-attr]
     res.info["wall_time"] = time.perf_counter() - t_start
-    rel = res.gap / max(abs(res.upper_bound), 1e-300) if res.gap > 0 else 0.0
-    _warn_gap(
-        rel, res.utility_name, f"utility {res.utility:.6g}, upper bound {res.upper_bound:.6g}", time_limit,
-        " (and 'max_nodes' for the branch and bound, or use method='exact' for small alphabets)", stacklevel=3,
+    if res.optimal != (res.status == "optimal"):
+        from dataclasses import replace  # noqa: PLC0415
+
+        res = replace(res, status="optimal" if res.optimal else "bounded")
+    warn_result_gap(
+        res, time_limit, " (and 'max_nodes' for the branch and bound, or use method='exact' for small alphabets)",
+        stacklevel=4,
     )
     return res

@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 from ...uncertainty import UncertaintySet
-from ..anytime import PROOF_RTOL, _progress_update
-from ..result import SolverFailedError
+from ..anytime import PROOF_RTOL, _progress_update, cg_threshold
+from ..result import SolverFailedError, proven_optimal
 from ..utilities import LinearUtility, MapAccuracy, Utility
 from .branch_bound import separable_pricing
 from .cone import slice_structure, window_columns
@@ -41,8 +41,9 @@ class _Master:
     def __init__(self, n: int):
         import highspy
 
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        from ..quiet import new_highs  # noqa: PLC0415
+
+        self.h = new_highs()
         self.inf = highspy.kHighsInf
         self.n = n
         ones = np.ones(n)
@@ -64,15 +65,40 @@ class _Master:
         self.vals.extend(list(np.asarray(v, float)))
         self.tags.extend(list(np.asarray(tags, int)))
 
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+    def solve(self, time_limit: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+        """Solve the master within ``time_limit`` seconds (None: no limit); ``(value, duals λ, θ)``.
+
+        Any λ gives a valid Lagrangian bound, so a solve stopped by its time limit is used when its primal point is
+        feasible. A failed solve is retried from scratch with the interior-point method (degenerate masses, e.g.
+        P̂ entries of 1e-19, can stall the warm-started simplex); :class:`SolverFailedError` if that fails too.
+        """
         import highspy
 
+        S = highspy.HighsModelStatus
+        self.h.setOptionValue("time_limit", float("inf") if time_limit is None else max(float(time_limit), 1e-3))
         self.h.run()
         status = self.h.getModelStatus()
-        if status != highspy.HighsModelStatus.kOptimal:
+        if status not in (S.kOptimal, S.kTimeLimit):
+            self.h.clearSolver()
+            self.h.setOptionValue("solver", "ipm")
+            self.h.run()
+            self.h.setOptionValue("solver", "choose")
+            status = self.h.getModelStatus()
+        feasible = self.h.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
+        if status != S.kOptimal and not (status == S.kTimeLimit and feasible):
             raise SolverFailedError("column-generation master LP failed", str(status))
         sol = self.h.getSolution()
         return float(self.h.getInfo().objective_function_value), np.asarray(sol.row_dual), np.asarray(sol.col_value)
+
+
+def _final_solve(master: _Master, good: tuple, time_limit: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """The master with the last columns added, within a short budget (``min(1 s, 5 %)`` of the limit) after the loop;
+    the last iteration's solution ``good`` (θ padded with zeros for the new columns) when that does not finish."""
+    try:
+        return master.solve(time_limit=min(1.0, 0.05 * time_limit))
+    except SolverFailedError:
+        value, lam, theta = good
+        return value, lam, np.concatenate([theta, np.zeros(len(master.cols) - theta.size)])
 
 
 def _lagrangian_bound(lam: np.ndarray, ub_rc: float) -> float:
@@ -151,14 +177,22 @@ def column_generation(
 
     bar = progress_bar(desc="column generation", enabled=progress)
     for it in range(1, max_iter + 1):
-        value, lam, theta = master.solve()
+        if it > 1 and time.perf_counter() > deadline:
+            break
+        try:
+            value, lam, theta = master.solve(time_limit=deadline - time.perf_counter())
+        except SolverFailedError:
+            if it == 1:
+                raise
+            break  # stopped by the deadline: the last iteration's solution stands
+        last_ok = (value, lam, theta)
         _progress_update(bar, value, upper)
         if linear:
             A = W8 - lam[None, :]
             rc, C = linear_pricing(A, st)
             best_rc = float(rc.max())
             ub_rc = best_rc + 1e-12
-            new = np.flatnonzero(rc > rtol * max(1.0, abs(value)))
+            new = np.flatnonzero(rc > cg_threshold(value, rtol))
             if new.size:
                 sel = new[np.argsort(-rc[new])][: max(1, min(new.size, 4 * n))]
                 master.add(C[sel], (W8[sel] * C[sel]).sum(axis=1), sel)
@@ -167,12 +201,12 @@ def column_generation(
             rc, C = linear_pricing(A, st)
             best_rc = float(rc.max())
             ub_rc = best_rc + 1e-12
-            new = np.flatnonzero(rc > rtol * max(1.0, abs(value)))
+            new = np.flatnonzero(rc > cg_threshold(value, rtol))
             if new.size:
                 master.add(C[new], util.mu(C[new].T, prior), np.zeros(new.size, dtype=int))
         elif sep is not None:
             phi, const = sep
-            thresh = rtol * max(1.0, abs(value))
+            thresh = cg_threshold(value, rtol)
             vals, C = prefix_pool(phi, const, lam, st)
             best_rc, c = (float(vals[0]), C[0]) if vals.size else (-np.inf, None)
             ub_rc = np.inf
@@ -197,20 +231,20 @@ def column_generation(
         else:
             best_rc, c = _local_search_pricing(util, prior, lam, st, rng)  # type: ignore[arg-type]
             ub_rc = np.inf
-            if c is not None and best_rc > rtol * max(1.0, abs(value)):
+            if c is not None and best_rc > cg_threshold(value, rtol):
                 master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
         bound = _lagrangian_bound(lam, ub_rc)
         upper = min(upper, bound)
         history.append((it, value, upper))
-        if upper - value <= rtol * max(1.0, abs(value)):
+        if proven_optimal(value, upper, rtol):
             proven = True
             break
-        if best_rc <= rtol * max(1.0, abs(value)):
+        if best_rc <= cg_threshold(value, rtol):
             break  # no improving column found (heuristic pricing: no proof)
         if time.perf_counter() > deadline:
             break
     bar.close()
-    value, lam, theta = master.solve()
+    value, lam, theta = _final_solve(master, last_ok, time_limit)
     if not proven and sep is not None and not np.isfinite(upper):
         # stopped by the time/iteration limit while columns were still improving: bound the final pricing
         # (within a small extra budget; the open nodes' bounds keep it valid)
