@@ -23,7 +23,7 @@ from .exact import _design_subconvex_exact
 from .lp import solve_linear_design, use_sparse_path
 from .polytope import _solve, build_polytope, check_form
 from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
-from .result import DesignResult
+from .result import DesignResult, SolverFailedError
 from .utilities import FrequencyEstimation, LinearUtility, as_utility
 
 __all__ = ["DEFAULT_SOLVER", "design"]
@@ -277,7 +277,13 @@ def design(
     else:
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
-        too_big = uset.size > auto_exact_size(uset)
+        opts = _check_options(
+            solver_options, SCALABLE_OPTIONS if method in ("auto", "scalable") else EXACT_OPTIONS,
+            f"method={method!r} ({util.name})",
+        )
+        if "time_limit" in opts:
+            time_limit = _check_time_limit(opts["time_limit"])
+        too_big = uset.size > auto_exact_size(uset, time_limit)
         multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1
         if multi and method == "auto" and uset.size > AUTO_EXACT_SIZE_FINITE:
             raise ValueError(
@@ -290,16 +296,21 @@ def design(
             from .scalable import design_scalable  # noqa: PLC0415 - optional heavier module
 
             return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]
-        opts = _check_options(
-            solver_options, SCALABLE_OPTIONS if method == "auto" else EXACT_OPTIONS, f"method={method!r} ({util.name})"
-        )
-        if "time_limit" in opts:
-            time_limit = _check_time_limit(opts["time_limit"])
         method_used = "exact"
         used_solver = solver_name or "HIGHS_SCIPY"
-        raw, upper, status, t_solve, info = _design_subconvex_exact(  # type: ignore[arg-type]
-            uset, eps, util, p_util, solver_name, deadline=None if time_limit is None else t_call + time_limit
-        )
+        try:
+            raw, upper, status, t_solve, info = _design_subconvex_exact(  # type: ignore[arg-type]
+                uset, eps, util, p_util, solver_name, deadline=None if time_limit is None else t_call + time_limit
+            )
+        except SolverFailedError:
+            if time_limit is None or multi or (isinstance(uset, L1Ball) and not np.allclose(p_util, uset.center)):
+                raise
+            # the ray LP did not finish within the limit: the best certified design of what is left, anytime
+            from .scalable import design_scalable  # noqa: PLC0415
+
+            left = max(t_call + 1.05 * time_limit - time.perf_counter(), 0.05 * time_limit)
+            opts = {k: v for k, v in opts.items() if k != "time_limit"}
+            return design_scalable(uset, eps, util, p_util, time_limit=left, **opts)  # type: ignore[arg-type]
         drop = True
 
     res = certified_result(

@@ -153,6 +153,10 @@ def design_scalable(
         info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes", "failure") if k in out} | info, **kw,
     )
     for name, W in seeds:  # never worse than a certified seed
+        if not isinstance(util, LinearUtility) and util.value(clean_matrix(W), prior) <= res.utility:
+            # certifying mixes in the non-informative mechanism: a garbling, which a sub-convex utility never gains
+            # from (eq. (2)), so a seed whose raw value is no better is skipped (its certification is O(N² log N))
+            continue
         alt = certified_result(
             W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=True,
             status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, **kw,

@@ -30,6 +30,8 @@ BB_ROUND = 0.1
 BB_GAP_SHARE = 0.3
 #: Relative distance of the value to the best-column bound below which columns near the threshold θ are sought.
 NEAR_BEST_COLUMN = 0.1
+#: Largest N given the inner-approximation seed (beyond it, the seed's dense set-up does not fit a time limit).
+INNER_SEED_MAX_SIZE = 1000
 #: Columns added per iteration beyond N = 16 (prefix pairs with distinct V first, then branch-and-bound pairs).
 BALL_NEW_COLUMNS = 24
 
@@ -277,6 +279,8 @@ def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time
     seeds = [("randomized_response", randomized_response_for_pml(ball, eps).matrix)]
     e = math.exp(eps)
     eps_in = math.log(e / (1.0 + ball.radius * e / 2.0)) if e / (1.0 + ball.radius * e / 2.0) >= 1 else 0.0
+    if n > INNER_SEED_MAX_SIZE:  # its untimed set-up (N dense rays of the fixed directions) alone took 40 s at N = 5000
+        return seeds
     try:
         inner = column_generation(
             L1Ball(ball.center, 0.0), eps_in, util, prior, time_limit=max(0.1 * time_limit, 1e-3), max_nodes=max_nodes

@@ -52,15 +52,21 @@ class _Master:
         self.cols: list[np.ndarray] = []
         self.vals: list[float] = []
         self.tags: list[int] = []
+        #: objective scale: values of order 1e-8 (χ² at ε = 1e-4) would sit below HiGHS's 1e-7 tolerances, so the
+        #: LP maximises ``scale·vᵀθ`` with the first columns' largest |v| scaled to 1 (solve() undoes it)
+        self.scale: float | None = None
 
     def add(self, R: np.ndarray, v: np.ndarray, tags: np.ndarray) -> None:
         R = np.atleast_2d(R)
+        if self.scale is None:
+            top = float(np.max(np.abs(v), initial=0.0))
+            self.scale = 1.0 / top if 0.0 < top < 1e-2 else 1.0
         k = R.shape[0]
         nz = R != 0
         starts = np.concatenate([[0], np.cumsum(nz.sum(axis=1))[:-1]]).astype(np.int32)
         idx = np.nonzero(nz)[1].astype(np.int32)
         vals = R[nz]
-        self.h.addCols(k, np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
+        self.h.addCols(k, self.scale * np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
         self.cols.extend(list(R))
         self.vals.extend(list(np.asarray(v, float)))
         self.tags.extend(list(np.asarray(tags, int)))
@@ -88,7 +94,8 @@ class _Master:
         if status != S.kOptimal and not (status == S.kTimeLimit and feasible):
             raise SolverFailedError("column-generation master LP failed", str(status))
         sol = self.h.getSolution()
-        return float(self.h.getInfo().objective_function_value), np.asarray(sol.row_dual), np.asarray(sol.col_value)
+        value = float(self.h.getInfo().objective_function_value) / self.scale
+        return value, np.asarray(sol.row_dual) / self.scale, np.asarray(sol.col_value)
 
 
 def _final_solve(master: _Master, good: tuple, time_limit: float) -> tuple[float, np.ndarray, np.ndarray]:
