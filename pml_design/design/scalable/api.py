@@ -15,7 +15,7 @@ import numpy as np
 
 from ...uncertainty import L1Ball, Simplex, UncertaintySet
 from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, warn_result_gap
-from ..certify import certified_result, clean_matrix
+from ..certify import certified_result, certify, clean_matrix
 from ..result import DesignResult, SolverFailedError
 from ..utilities import LinearUtility, MapAccuracy, MutualInformation, Utility
 from .ball import _ball_seeds, _mix_into_cone, _normalised_columns, ball_column_generation
@@ -68,6 +68,23 @@ def _guarded(cg):  # noqa: ANN001, ANN202
     return run
 
 
+def _certify_first_seed(seeds: list, certs: dict, uset: UncertaintySet, eps: float, util: Utility) -> float:
+    """Certify the first seed (randomized response, N × N) now, keep its certificate in ``certs``, and return 1.2×
+    the time it took: the time kept back from the column generation for the final certification (a few seconds
+    at N = 5000, where it otherwise ran after the deadline)."""
+    if not seeds:
+        return 0.0
+    t0 = time.perf_counter()
+    name, W = seeds[0]
+    certs[name] = certify(W, uset, eps, drop_empty_columns=not isinstance(util, LinearUtility))
+    return 1.2 * (time.perf_counter() - t0)
+
+
+def _loop_deadline(t_start: float, time_limit: float, reserve: float) -> float:
+    """End of the column-generation loop: 90 % of the limit less the certification reserve (at least 5 % from now)."""
+    return max(t_start + 0.9 * time_limit - reserve, time.perf_counter() + 0.05 * time_limit)
+
+
 def design_scalable(
     uset: UncertaintySet,
     eps: float,
@@ -96,6 +113,7 @@ def design_scalable(
     t_start = time.perf_counter()
     info: dict = {}
     seeds: list = []
+    seed_certs: dict = {}
     if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
         # Outside Proposition 2 (beta >= 2 min P̂): exact pricing over the nested-pair rays of the ball's cone
         # (docs/design.md §5), started from certified seeds.
@@ -106,6 +124,7 @@ def design_scalable(
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
         if isinstance(util, LinearUtility):  # a gain with M outputs values only mechanisms with those M outputs
             seeds = [(name, W) for name, W in seeds if W.shape[1] == util.gain.shape[1]]
+        reserve = _certify_first_seed(seeds, seed_certs, uset, eps, util)
         if mass_phi(util) is not None or isinstance(util, MapAccuracy):
             # start the master from the seeds that are informative (a near-constant seed's many light columns make
             # a degenerate start on which the master stalls; docs/design.md §5, sliding windows)
@@ -119,7 +138,8 @@ def design_scalable(
             out = _guarded(ball_column_generation)(
                 # the loop stops at 90 % of the limit: the last master solve, the final bound and the certification
                 # of a large design (N = 1000: several seconds) fit in the remaining 10 % + 1 s
-                uset, eps, util, prior, deadline=t_start + 0.9 * time_limit, time_limit=time_limit, max_nodes=max_nodes,
+                uset, eps, util, prior, deadline=_loop_deadline(t_start, time_limit, reserve), time_limit=time_limit,
+                max_nodes=max_nodes,
                 progress=progress, seed_columns=cols,
             )
             info = {"pricing": "exact (nested-pair rays of the ball's cone)"}
@@ -133,13 +153,16 @@ def design_scalable(
             out["proven"] = False
             info = {"pricing": "inner M(eps', P_hat) seed, outer M(eps, P_hat) bound"}
     else:
-        out = _guarded(column_generation)(
-            uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress
-        )
+        reserve = 0.0
         if isinstance(uset, L1Ball) and not isinstance(util, LinearUtility):
             from ...mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
 
             seeds = [("randomized_response", randomized_response_for_pml(uset, eps).matrix)]
+            reserve = _certify_first_seed(seeds, seed_certs, uset, eps, util)
+        out = _guarded(column_generation)(
+            uset, eps, util, prior, time_limit=max(_loop_deadline(t_start, time_limit, reserve) - time.perf_counter(), 1e-3),
+            max_nodes=max_nodes, progress=progress,
+        )
     upper = min(float(out["upper_bound"]), _a_priori_bound(util, eps, prior, uset))
     kw = dict(
         method="scalable", solver="HIGHS (column generation)", drop_empty_columns=not isinstance(util, LinearUtility),
@@ -159,7 +182,7 @@ def design_scalable(
             continue
         alt = certified_result(
             W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=True,
-            status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, **kw,
+            status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, cert=seed_certs.get(name), **kw,
         )
         if alt.utility > res.utility + 1e-12 * max(1.0, abs(res.utility)):
             res = alt

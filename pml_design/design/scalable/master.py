@@ -58,15 +58,15 @@ class _Master:
 
     def add(self, R: np.ndarray, v: np.ndarray, tags: np.ndarray) -> None:
         R = np.atleast_2d(R)
-        if self.scale is None:
-            top = float(np.max(np.abs(v), initial=0.0))
-            self.scale = 1.0 / top if 0.0 < top < 1e-2 else 1.0
+        top = float(np.max(np.abs(v), initial=0.0))
+        if self.scale is None and top > 1e-12:  # fixed by the first columns of non-negligible value (a constant
+            self.scale = 1.0 / top if top < 1e-2 else 1.0  # column's 1e-16 added before is ~0 at any scale)
         k = R.shape[0]
         nz = R != 0
         starts = np.concatenate([[0], np.cumsum(nz.sum(axis=1))[:-1]]).astype(np.int32)
         idx = np.nonzero(nz)[1].astype(np.int32)
         vals = R[nz]
-        self.h.addCols(k, self.scale * np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
+        self.h.addCols(k, (self.scale or 1.0) * np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
         self.cols.extend(list(R))
         self.vals.extend(list(np.asarray(v, float)))
         self.tags.extend(list(np.asarray(tags, int)))
@@ -94,8 +94,9 @@ class _Master:
         if status != S.kOptimal and not (status == S.kTimeLimit and feasible):
             raise SolverFailedError("column-generation master LP failed", str(status))
         sol = self.h.getSolution()
-        value = float(self.h.getInfo().objective_function_value) / self.scale
-        return value, np.asarray(sol.row_dual) / self.scale, np.asarray(sol.col_value)
+        scale = self.scale or 1.0
+        value = float(self.h.getInfo().objective_function_value) / scale
+        return value, np.asarray(sol.row_dual) / scale, np.asarray(sol.col_value)
 
 
 def _final_solve(master: _Master, good: tuple, time_limit: float) -> tuple[float, np.ndarray, np.ndarray]:
