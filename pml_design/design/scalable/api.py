@@ -50,6 +50,11 @@ def _trivial(util: Utility, n: int) -> np.ndarray:
     return np.ones((n, 1))
 
 
+def _no_iteration(util: Utility, n: int, t0: float, why: str) -> dict:
+    return {"matrix": _trivial(util, n), "upper_bound": np.inf, "proven": False, "iterations": 0, "n_columns": 0,
+            "pricing_nodes": 0, "time": time.perf_counter() - t0, "failure": why}
+
+
 def _guarded(cg):  # noqa: ANN001, ANN202
     """Run a column generation; if its master LP fails, the result of no iteration: the trivial mechanism, no bound.
 
@@ -59,11 +64,14 @@ def _guarded(cg):  # noqa: ANN001, ANN202
 
     def run(uset, eps, util, prior, **kw):  # noqa: ANN001, ANN003, ANN202
         t0 = time.perf_counter()
+        deadline = kw.get("deadline", t0 + kw.get("time_limit", np.inf))
+        if t0 >= deadline:
+            # the seeds used the time: the set-up alone (dense N × N work) would run past the limit
+            return _no_iteration(util, uset.size, t0, "the time limit was reached before the column generation started")
         try:
             return cg(uset, eps, util, prior, **kw)
         except SolverFailedError as exc:
-            return {"matrix": _trivial(util, uset.size), "upper_bound": np.inf, "proven": False, "iterations": 0,
-                    "n_columns": 0, "pricing_nodes": 0, "time": time.perf_counter() - t0, "failure": str(exc)}
+            return _no_iteration(util, uset.size, t0, str(exc))
 
     return run
 
@@ -81,8 +89,9 @@ def _certify_first_seed(seeds: list, certs: dict, uset: UncertaintySet, eps: flo
 
 
 def _loop_deadline(t_start: float, time_limit: float, reserve: float) -> float:
-    """End of the column-generation loop: 90 % of the limit less the certification reserve (at least 5 % from now)."""
-    return max(t_start + 0.9 * time_limit - reserve, time.perf_counter() + 0.05 * time_limit)
+    """End of the column-generation loop: 90 % of the limit less the certification reserve (a loop that would start
+    after it is skipped: :func:`_guarded`)."""
+    return t_start + 0.9 * time_limit - reserve
 
 
 def design_scalable(
@@ -131,7 +140,8 @@ def design_scalable(
             cols = [
                 _mix_into_cone(_normalised_columns(W, uset.center), uset, eps)
                 for _, W in seeds
-                if util.value(clean_matrix(W), prior) > 1e-6 * max(1.0, _a_priori_bound(util, eps, prior, uset))
+                if time.perf_counter() < _loop_deadline(t_start, time_limit, reserve)
+                and util.value(clean_matrix(W), prior) > 1e-6 * max(1.0, _a_priori_bound(util, eps, prior, uset))
             ]
             if warm_columns is not None and np.size(warm_columns):
                 cols.append(_mix_into_cone(_normalised_columns(np.asarray(warm_columns).T, uset.center), uset, eps))
@@ -144,7 +154,7 @@ def design_scalable(
             )
             info = {"pricing": "exact (nested-pair rays of the ball's cone)"}
         else:  # a user utility: the inner approximation, bounded by the outer relaxation M(eps, P̂) ⊇ M(eps, ball)
-            left = max(t_start + time_limit - time.perf_counter(), 1e-3)
+            left = t_start + time_limit - time.perf_counter()
             out = _guarded(column_generation)(
                 L1Ball(uset.center, 0.0), eps, util, prior, time_limit=left, max_nodes=max_nodes, progress=progress
             )
@@ -160,7 +170,7 @@ def design_scalable(
             seeds = [("randomized_response", randomized_response_for_pml(uset, eps).matrix)]
             reserve = _certify_first_seed(seeds, seed_certs, uset, eps, util)
         out = _guarded(column_generation)(
-            uset, eps, util, prior, time_limit=max(_loop_deadline(t_start, time_limit, reserve) - time.perf_counter(), 1e-3),
+            uset, eps, util, prior, time_limit=_loop_deadline(t_start, time_limit, reserve) - time.perf_counter(),
             max_nodes=max_nodes, progress=progress,
         )
     upper = min(float(out["upper_bound"]), _a_priori_bound(util, eps, prior, uset))
