@@ -135,15 +135,10 @@ def ball_column_generation(
     bb_time = 0.0
     rounds_futile = False  # a complete round's bound did not beat the best-column bound: rounds stop
     for it in range(1, max_iter + 1):
-        if it > 1 and time.perf_counter() > deadline:
+        step = master.solve_before(deadline, first=it == 1)
+        if step is None:  # stopped by the deadline: the last iteration's solution stands
             break
-        try:
-            value, lam, theta = master.solve(time_limit=deadline - time.perf_counter())
-        except SolverFailedError:
-            if it == 1:
-                raise
-            break  # stopped by the deadline: the last iteration's solution stands
-        last_ok = (value, lam, theta)
+        value, lam, theta = last_ok = step
         t_it = time.perf_counter()
         _progress_update(bar, value, upper)
         thresh = cg_threshold(value, rtol)

@@ -71,6 +71,18 @@ class _Master:
         self.vals.extend(list(np.asarray(v, float)))
         self.tags.extend(list(np.asarray(tags, int)))
 
+    def solve_before(self, deadline: float, first: bool) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """One iteration's solve with the time left until ``deadline``; None once it has passed or the solve stops
+        short (the caller keeps its last solution), except on the ``first`` solve, whose failure is raised."""
+        if not first and time.perf_counter() > deadline:
+            return None
+        try:
+            return self.solve(time_limit=deadline - time.perf_counter())
+        except SolverFailedError:
+            if first:
+                raise
+            return None
+
     def solve(self, time_limit: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
         """Solve the master within ``time_limit`` seconds (None: no limit); ``(value, duals λ, θ)``.
 
@@ -185,15 +197,10 @@ def column_generation(
 
     bar = progress_bar(desc="column generation", enabled=progress)
     for it in range(1, max_iter + 1):
-        if it > 1 and time.perf_counter() > deadline:
+        step = master.solve_before(deadline, first=it == 1)
+        if step is None:  # stopped by the deadline: the last iteration's solution stands
             break
-        try:
-            value, lam, theta = master.solve(time_limit=deadline - time.perf_counter())
-        except SolverFailedError:
-            if it == 1:
-                raise
-            break  # stopped by the deadline: the last iteration's solution stands
-        last_ok = (value, lam, theta)
+        value, lam, theta = last_ok = step
         _progress_update(bar, value, upper)
         if linear:
             A = W8 - lam[None, :]
