@@ -178,14 +178,17 @@ def design(
         ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
         the current value, bound and gap; default: shown when stderr is a terminal; silenced by
-        ``PML_DESIGN_NO_PROGRESS=1``). The exact method ignores ``time_limit`` and ``progress`` (it finishes in
-        seconds where "auto" picks it).
+        ``PML_DESIGN_NO_PROGRESS=1``). The exact method accepts ``time_limit`` (its ray LP gets what the enumeration
+        left; stopped by it, the design continues by column generation) and ``progress`` (nothing to show); the cvxpy
+        model translates ``time_limit`` to the solver's own option (CLARABEL, SCS, HIGHS) and passes the other keys to
+        cvxpy. Any other key is a ``ValueError`` naming it and the accepted ones.
 
     Returns
     -------
     DesignResult
-        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12),
-        ``.optimal``, ``.upper_bound``, ``.status`` and more.
+        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12), the proven
+        ``.bound`` and ``.relative_gap``, ``.optimal`` (relative gap ≤ 1e-6), ``.upper_bound``/``.lower_bound``
+        (bracketing the optimum), ``.status`` and more.
 
     Raises
     ------
@@ -197,8 +200,8 @@ def design(
     Warns
     -----
     PMLDesignWarning
-        When the scalable method stops (time limit) with a relative gap above 1 % (the message says how to
-        reduce it); the mechanism is certified all the same.
+        Whenever the relative gap ``|bound − utility| / |utility|`` is above 1 % or unknown (no proven bound), in
+        every method (the message says how to reduce it); the mechanism is certified all the same.
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_design_epsilon(epsilon)
