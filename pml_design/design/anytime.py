@@ -72,8 +72,12 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
     """
     if not rel <= WARN_GAP:  # above 1 %, inf (no bound) or nan (unknown)
         unknown = not math.isfinite(rel)
-        head = (f"no bound on the optimum was proven for the {what} design, so its distance to optimal is unknown"
-                if unknown else f"the {what} design is proven within {rel:.2%} of optimal only")
+        if unknown:
+            head = f"no bound on the optimum was proven for the {what} design, so its distance to optimal is unknown"
+        elif rel < 10:
+            head = f"the {what} design is proven within {rel:.2%} of optimal only"
+        else:  # a near-zero value (e.g. the trivial design when nothing better fitted the time limit)
+            head = f"the {what} design is far from optimal: its proven bound is {rel:.3g} times its value away"
         if math.isfinite(time_limit):
             msg = (f"{head} ({detail}; time limit {time_limit:g} s); "
                    f"raise solver_options={{'time_limit': ...}}{hint} to {'prove a bound' if unknown else 'reduce the gap'}")
