@@ -198,3 +198,15 @@ def test_c_level_stdout_is_silenced_around_solver_construction(capfd):
     print("after", flush=True)
     new_highs()
     assert capfd.readouterr().out == "after\n"
+
+
+def test_dense_work_beyond_the_time_budget_returns_the_trivial_certified_design(monkeypatch):
+    # N = 10000 with a 20 s limit: the dense N x N seeds alone took 60 s; the call now returns within the limit
+    from pml_design.design.scalable import api
+
+    monkeypatch.setattr(api, "DENSE_S_PER_ENTRY", 1.0)  # as if N x N work did not fit: the same path at N = 50
+    p = np.random.default_rng(0).dirichlet(np.ones(50))
+    with pytest.warns(PMLDesignWarning, match="far from optimal"):
+        res = pml.design(L1Ball(p, 3 * p.min()), 1.0, solver_options={"time_limit": 5, "progress": False})
+    assert res.matrix.shape[1] == 1 and res.certified_epsilon <= 1e-15 and "dense" in res.info["failure"]
+    assert res.bound == pytest.approx(1.0)  # the a priori bound min(eps, H(P)) stays valid
