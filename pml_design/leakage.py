@@ -74,12 +74,13 @@ def output_support(mechanism: object, prior: object) -> np.ndarray:
 def _leakage_unchecked(W: np.ndarray, p: np.ndarray) -> np.ndarray:
     support = p > 0
     Ws = W[support]
-    py = p[support] @ Ws
     top = Ws.max(axis=0)
     out = np.zeros(W.shape[1])
     occurs = top > 0
-    # log(max_x P(y|x) / P_Y(y)); both > 0 on ``occurs`` so this is finite and >= 0 up to rounding
-    out[occurs] = np.log(top[occurs]) - np.log(py[occurs])
+    # log(max_x P(y|x) / P_Y(y)) = −log(P̂·(c / max c)): each column scaled by its maximum first, so subnormal
+    # entries (column [5e-324, 1e-323]) are not lost to the rounding of P_Y(y); > 0 on ``occurs``, finite, ≥ 0
+    py_scaled = p[support] @ (Ws[:, occurs] / top[occurs])
+    out[occurs] = -np.log(py_scaled)
     return np.maximum(out, 0.0)
 
 

@@ -340,21 +340,27 @@ def leakage_capacity(mechanism: object, uncertainty: object) -> float:
     """
     uset = as_uncertainty_set(uncertainty)
     _, cols, _ = _column_data(mechanism, uset)
+    return float(np.max(_log_ratios(cols, uset)))
+
+
+def _log_ratios(cols: np.ndarray, uset: UncertaintySet) -> np.ndarray:
+    """``log(max_x c_x / min_Q Q·c)`` per column, exact for any finite entries (subnormal ones included).
+
+    Each column is divided by its maximum first (exact up to one rounding per entry), so the ratio never forms a
+    subnormal mass ``Q·c`` whose rounding would hide the leakage (column ``[5e-324, 1e-323]``: ``Q·c`` rounds to
+    ``1e-323`` = its maximum, though the scaled column ``[0.5, 1]`` gives ``log(1/(0.5 Q_0 + Q_1))``).
+    """
     top = cols.max(axis=0)
-    low = uset.min_output_probability(cols)
+    low = uset.min_output_probability(cols / top)
     with np.errstate(divide="ignore"):
-        vals = np.log(top) - np.log(low)
-    return float(np.max(vals))
+        return -np.log(low)
 
 
 def worst_case_distribution(mechanism: object, uncertainty: object) -> np.ndarray:
     """A distribution of the set attaining the leakage capacity (Definition 5's maximiser)."""
     uset = as_uncertainty_set(uncertainty)
     _, cols, _ = _column_data(mechanism, uset)
-    low = uset.min_output_probability(cols)
-    with np.errstate(divide="ignore"):
-        vals = np.log(cols.max(axis=0)) - np.log(low)
-    j = int(np.argmax(vals))
+    j = int(np.argmax(_log_ratios(cols, uset)))
     return uset.minimizers(cols[:, [j]])[0]
 
 

@@ -188,7 +188,7 @@ def test_report_mgf_against_brute_force_channel(n, k, eps):
 
 
 def test_projection_lemma_property():
-    """‖Π(v) − Q‖₁ ≤ ‖v − Q‖₁ whenever Σv = 1 (docs/design.md §10.2), and the row-wise projection helper is exact."""
+    """‖Π(v) − Q‖₁ ≤ ‖v − Q‖₁ whenever Σv = 1 (docs/design.md §11.2), and the row-wise projection helper is exact."""
     rng = np.random.default_rng(5)
     for _ in range(300):
         n = int(rng.integers(2, 9))

@@ -1,7 +1,7 @@
 """Anytime conventions of the column-generation designers: time limit, progress bar, gap warning.
 
 Implements: the anytime contract of ``docs/design.md`` §5 shared by ``method="scalable"`` (:mod:`.scalable`,
-column generation on [15, Theorem 6]'s extreme-ray LP) and the estimation design (:mod:`.estimation_design`):
+column generation on [15, Theorem 6]'s extreme-ray LP) and the estimation design (:mod:`.estimation`):
 the whole call honours ``solver_options={"time_limit": ...}`` (:data:`DEFAULT_TIME_LIMIT` seconds by
 default), a progress bar shows the current value, the bound and their relative gap, and a
 :class:`~pml_design.design.result.PMLDesignWarning` is emitted when the relative gap left at the time limit
@@ -16,16 +16,26 @@ import warnings
 
 import numpy as np
 
-from .result import PMLDesignWarning
+from .result import OPTIMAL_RTOL, PMLDesignWarning
 
-__all__ = ["DEFAULT_TIME_LIMIT", "PROOF_RTOL", "WARN_GAP"]
+__all__ = ["DEFAULT_TIME_LIMIT", "PROOF_RTOL", "WARN_GAP", "cg_threshold", "warn_result_gap"]
 
 #: Default wall-clock limit (seconds) of ``method="scalable"`` (``solver_options={"time_limit": ...}``).
 DEFAULT_TIME_LIMIT: float = 60.0
 #: Relative gap above which a :class:`PMLDesignWarning` is emitted.
 WARN_GAP: float = 0.01
-#: Relative gap at which column generation counts as proven optimal.
-PROOF_RTOL: float = 1e-6
+#: Relative gap at which column generation counts as proven optimal (the rule of every method:
+#: :func:`~pml_design.design.result.proven_optimal`).
+PROOF_RTOL: float = OPTIMAL_RTOL
+
+
+def cg_threshold(value: float, rtol: float = PROOF_RTOL) -> float:
+    """Smallest reduced value a column generation acts on: ``rtol·max(|value|, 1e-6)`` (relative, floor 1e-12).
+
+    Relative so that a small optimum (a χ² information of 1e-9) is still sought to ``rtol`` of itself; the floor
+    keeps the search above the master LP's rounding.
+    """
+    return float(rtol * max(abs(value), 1e-6))
 
 
 def _check_time_limit(time_limit: object) -> float:
@@ -53,18 +63,39 @@ def _progress_update(bar, value: float, bound: float) -> None:
 
 
 def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
-    """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` left at the time limit exceeds :data:`WARN_GAP`.
+    """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` exceeds :data:`WARN_GAP` or is unknown.
 
-    The message reads "the ``what`` design is within ``rel`` of optimal (``detail``) after the time limit of …;
-    raise solver_options={'time_limit': ...} ``hint`` to reduce the gap". ``stacklevel`` counts from the caller of
-    this helper's caller (default: the user's call of :func:`~pml_design.design.design`).
+    The message reads "the ``what`` design is proven within ``rel`` of optimal only (``detail``; time limit …);
+    raise solver_options={'time_limit': ...} ``hint`` to reduce the gap", or, for an infinite or ``nan`` gap, that
+    no bound on the optimum was proven. ``stacklevel`` counts from the caller of this helper's caller (default: the
+    user's call of :func:`~pml_design.design.design`).
     """
-    if rel > WARN_GAP:
+    if not rel <= WARN_GAP:  # above 1 %, inf (no bound) or nan (unknown)
+        unknown = not math.isfinite(rel)
+        if unknown:
+            head = f"no bound on the optimum was proven for the {what} design, so its distance to optimal is unknown"
+        elif rel < 10:
+            head = f"the {what} design is proven within {rel:.2%} of optimal only"
+        else:  # a near-zero value (e.g. the trivial design when nothing better fitted the time limit)
+            head = f"the {what} design is far from optimal: its proven bound is {rel:.3g} times its value away"
         if math.isfinite(time_limit):
-            msg = (f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; time limit {time_limit:g} s); "
-                   f"raise solver_options={{'time_limit': ...}}{hint} to reduce the gap")
+            msg = (f"{head} ({detail}; time limit {time_limit:g} s); "
+                   f"raise solver_options={{'time_limit': ...}}{hint} to {'prove a bound' if unknown else 'reduce the gap'}")
         else:  # no limit was set: the solver itself stopped short
-            msg = (f"the {what} design is proven within {rel:.2%} of optimal only ({detail}; no time limit was set, the "
-                   "solver stopped short of optimality); try another solver (solver=...) or a tighter "
-                   "solver_options={'tol': ...} to reduce the gap")
+            msg = (f"{head} ({detail}; no time limit was set, the solver stopped short of optimality); try another "
+                   "solver (solver=...) or a tighter solver_options={'tol': ...} to reduce the gap")
         warnings.warn(PMLDesignWarning(msg), stacklevel=stacklevel)
+
+
+def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: int = 4, detail: str = "") -> None:
+    """:func:`_warn_gap` for a :class:`~pml_design.design.result.DesignResult`: its :attr:`relative_gap`, value and bound.
+
+    The one gap warning of every method (linear, convex, exact, column generation, frequency estimation);
+    ``stacklevel`` as for :func:`_warn_gap` (counted from the caller of this helper's caller); ``detail`` is added
+    to the parenthesis that states the value and the bound.
+    """
+    kind = "error" if getattr(res, "sense", "max") == "min" else "utility"
+    side = "lower" if getattr(res, "sense", "max") == "min" else "upper"
+    detail = (f"method {res.method!r}, {kind} {res.utility:.6g}, proven {side} bound "  # type: ignore[attr-defined]
+              f"{res.bound:.6g}" + (f", {detail}" if detail else ""))  # type: ignore[attr-defined]
+    _warn_gap(res.relative_gap, res.utility_name, detail, time_limit, hint, stacklevel=stacklevel + 1)  # type: ignore[attr-defined]

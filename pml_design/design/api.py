@@ -9,19 +9,21 @@ extreme-ray LP (:mod:`.exact`) or its column generation (:mod:`.scalable`), the 
 
 from __future__ import annotations
 
+import time
+
 import cvxpy as cp
 import numpy as np
 
 from .._validation import check_design_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
-from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit
+from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit, warn_result_gap
 from .backends import BACKENDS as LP_BACKENDS
 from .certify import certified_result
 from .exact import _design_subconvex_exact
 from .lp import solve_linear_design, use_sparse_path
 from .polytope import _solve, build_polytope, check_form
 from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
-from .result import DesignResult
+from .result import DesignResult, SolverFailedError
 from .utilities import FrequencyEstimation, LinearUtility, as_utility
 
 __all__ = ["DEFAULT_SOLVER", "design"]
@@ -43,14 +45,60 @@ def _utility_prior(uset: UncertaintySet, prior: object | None) -> np.ndarray:
     )
 
 
-def _scalable_opts(options: dict | None) -> dict:
-    opts = dict(options or {})
-    unknown = set(opts) - {"time_limit", "max_nodes", "progress"}
+#: ``solver_options`` keys of the column-generation method (also of ``method="auto"`` for sub-convex utilities,
+#: which may pick it; ``max_nodes`` acts only when it does).
+SCALABLE_OPTIONS: tuple[str, ...] = ("time_limit", "max_nodes", "progress")
+#: ``solver_options`` keys of the exact ray method (``progress`` is accepted and has nothing to show).
+EXACT_OPTIONS: tuple[str, ...] = ("time_limit", "progress")
+
+
+def _check_options(options: object, accepted: tuple[str, ...], what: str) -> dict:
+    """``solver_options`` as a dict whose keys are all in ``accepted`` (``ValueError`` naming the unknown ones)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"solver_options must be a dict or None, got {fmt(options)}")
+    unknown = sorted((k for k in options if k not in accepted), key=str)
     if unknown:
         raise ValueError(
-            f"solver_options for method='scalable' accept 'time_limit', 'max_nodes' and 'progress', got {sorted(unknown)}"
+            f"unknown solver_options key(s) {unknown} for {what}; accepted: {', '.join(repr(a) for a in accepted)}"
         )
-    return opts
+    return dict(options)
+
+
+def _scalable_opts(options: dict | None) -> dict:
+    return _check_options(options, SCALABLE_OPTIONS, "method='scalable'")
+
+
+#: The time-limit option of the cvxpy solvers that have one (``solver_options["time_limit"]`` is translated).
+CVXPY_TIME_KEYS: dict[str, str] = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "HIGHS": "time_limit"}
+#: Largest N for which ``form="literal"`` (cvxpy's O(N³) transcription, built before any solver clock starts)
+#: accepts a ``time_limit``: its construction takes ~1 s at N = 30 on one core and grows as N³.
+LITERAL_TIMED_SIZE: int = 30
+
+
+def _cvxpy_time_limit(options: dict | None, solver: str, form: str, n: int) -> tuple[dict, float | None]:
+    """Split ``solver_options["time_limit"]`` (seconds for the whole call) from the options passed to cvxpy."""
+    opts = dict(options or {})
+    if "time_limit" not in opts:
+        return opts, None
+    t = _check_time_limit(opts.pop("time_limit"))
+    if solver not in CVXPY_TIME_KEYS:
+        raise ValueError(
+            f"solver_options['time_limit'] needs a solver with a time limit ({', '.join(sorted(CVXPY_TIME_KEYS))}); "
+            f"solver {solver!r} has none"
+        )
+    if form == "literal" and n > LITERAL_TIMED_SIZE:
+        raise ValueError(
+            f"form='literal' (the O(N^3) transcription, built before the solver's clock starts) cannot honour "
+            f"solver_options['time_limit'] at N={n} > {LITERAL_TIMED_SIZE}; use form='auto' (the sparse LP) or no "
+            "time limit"
+        )
+    return opts, t
+
+
+def _at_limit(time_limit: float | None) -> str:
+    return "" if time_limit is None else f" within solver_options['time_limit']={time_limit:g} s (raise it)"
 
 
 def _check_solver(solver: str | None) -> str | None:
@@ -130,14 +178,17 @@ def design(
         ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
         the current value, bound and gap; default: shown when stderr is a terminal; silenced by
-        ``PML_DESIGN_NO_PROGRESS=1``). The exact method ignores ``time_limit`` and ``progress`` (it finishes in
-        seconds where "auto" picks it).
+        ``PML_DESIGN_NO_PROGRESS=1``). The exact method accepts ``time_limit`` (its ray LP gets what the enumeration
+        left; stopped by it, the design continues by column generation) and ``progress`` (nothing to show); the cvxpy
+        model translates ``time_limit`` to the solver's own option (CLARABEL, SCS, HIGHS) and passes the other keys to
+        cvxpy. Any other key is a ``ValueError`` naming it and the accepted ones.
 
     Returns
     -------
     DesignResult
-        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12),
-        ``.optimal``, ``.upper_bound``, ``.status`` and more.
+        With ``.matrix``, ``.utility``, the exactly computed ``.certified_epsilon`` (≤ ε + 1e-12), the proven
+        ``.bound`` and ``.relative_gap``, ``.optimal`` (relative gap ≤ 1e-6), ``.upper_bound``/``.lower_bound``
+        (bracketing the optimum), ``.status`` and more.
 
     Raises
     ------
@@ -149,8 +200,8 @@ def design(
     Warns
     -----
     PMLDesignWarning
-        When the scalable method stops (time limit) with a relative gap above 1 % (the message says how to
-        reduce it); the mechanism is certified all the same.
+        Whenever the relative gap ``|bound − utility| / |utility|`` is above 1 % or unknown (no proven bound), in
+        every method (the message says how to reduce it); the mechanism is certified all the same.
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_design_epsilon(epsilon)
@@ -166,6 +217,8 @@ def design(
         raise ValueError(f"solver {solver_name!r} is an LP backend for linear utilities (method 'convex'), not for {util.name!r}")
 
     info: dict = {}
+    t_call = time.perf_counter()
+    time_limit: float | None = None
     if isinstance(util, FrequencyEstimation):
         if method not in ("auto", "scalable"):
             raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
@@ -206,6 +259,8 @@ def design(
             solver_options = {k: v for k, v in (solver_options or {}).items() if k != "backend"}
         else:
             m = n_outputs if n_outputs is not None else (util.n_outputs or uset.size)  # type: ignore[union-attr]
+        used_solver = solver_name or DEFAULT_SOLVER
+        solver_options, time_limit = _cvxpy_time_limit(solver_options, used_solver, form, uset.size)
         poly = build_polytope(uset, eps, n_outputs=m, form=form)
         if isinstance(util, LinearUtility):
             objective = cp.sum(cp.multiply(util.weights(p_util), poly.P))
@@ -214,8 +269,9 @@ def design(
         prob = poly.problem(objective)
         if not prob.is_dcp():
             raise ValueError("the utility's objective is not concave (DCP) in the mechanism")
-        used_solver = solver_name or DEFAULT_SOLVER
-        t_solve = _solve(prob, used_solver, solver_options or {})
+        if time_limit is not None:  # the solver gets what the model's construction left
+            solver_options[CVXPY_TIME_KEYS[used_solver]] = max(t_call + time_limit - time.perf_counter(), 1e-3)
+        t_solve = _solve(prob, used_solver, solver_options, at=_at_limit(time_limit))
         raw = np.asarray(poly.P.value, dtype=float)
         upper = float(prob.value)
         status = str(prob.status)
@@ -224,7 +280,13 @@ def design(
     else:
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
-        too_big = uset.size > auto_exact_size(uset)
+        opts = _check_options(
+            solver_options, SCALABLE_OPTIONS if method in ("auto", "scalable") else EXACT_OPTIONS,
+            f"method={method!r} ({util.name})",
+        )
+        if "time_limit" in opts:
+            time_limit = _check_time_limit(opts["time_limit"])
+        too_big = uset.size > auto_exact_size(uset, time_limit)
         multi = isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1
         if multi and method == "auto" and uset.size > AUTO_EXACT_SIZE_FINITE:
             raise ValueError(
@@ -239,10 +301,22 @@ def design(
             return design_scalable(uset, eps, util, p_util, solver=solver_name, **_scalable_opts(solver_options))  # type: ignore[arg-type]
         method_used = "exact"
         used_solver = solver_name or "HIGHS_SCIPY"
-        raw, upper, status, t_solve, info = _design_subconvex_exact(uset, eps, util, p_util, solver_name)  # type: ignore[arg-type]
+        try:
+            raw, upper, status, t_solve, info = _design_subconvex_exact(  # type: ignore[arg-type]
+                uset, eps, util, p_util, solver_name, deadline=None if time_limit is None else t_call + time_limit
+            )
+        except SolverFailedError:
+            if time_limit is None or multi or (isinstance(uset, L1Ball) and not np.allclose(p_util, uset.center)):
+                raise
+            # the ray LP did not finish within the limit: the best certified design of what is left, anytime
+            from .scalable import design_scalable  # noqa: PLC0415
+
+            left = max(t_call + 1.05 * time_limit - time.perf_counter(), 0.05 * time_limit)
+            opts = {k: v for k, v in opts.items() if k != "time_limit"}
+            return design_scalable(uset, eps, util, p_util, time_limit=left, **opts)  # type: ignore[arg-type]
         drop = True
 
-    return certified_result(
+    res = certified_result(
         raw,
         uset,
         eps,
@@ -257,3 +331,5 @@ def design(
         info=info,
         drop_empty_columns=drop,
     )
+    warn_result_gap(res, float("inf") if time_limit is None else time_limit, stacklevel=3)
+    return res

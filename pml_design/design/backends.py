@@ -192,8 +192,9 @@ class HighsBackend:
         import highspy  # noqa: PLC0415
 
         inf = highspy.kHighsInf
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        from .quiet import new_highs  # noqa: PLC0415
+
+        h = new_highs()
         h.setOptionValue("solver", self.method)
         if self.first_order:  # PDLP stops on the loosest of these
             for opt in ("pdlp_optimality_tolerance", "primal_feasibility_tolerance", "dual_feasibility_tolerance", "optimality_tolerance"):

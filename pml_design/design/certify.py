@@ -140,21 +140,23 @@ def certified_result(
     solve_time: float,
     info: dict | None = None,
     drop_empty_columns: bool = True,
-    gap_rtol: float = 1e-7,
+    gap_rtol: float | None = None,
     cert: Certificate | None = None,
 ):
     """Certify a solver's matrix and wrap it in a :class:`~pml_design.design.result.DesignResult`.
 
     The utility is re-evaluated with numpy on the certified matrix; optimality is claimed only if the solver
-    proved it (``solved_optimally``) and the certified utility is within ``gap_rtol`` (relative) of ``upper``.
+    proved it (``solved_optimally``) and the certified utility is within ``gap_rtol`` (relative; default
+    :data:`~pml_design.design.result.OPTIMAL_RTOL`) of ``upper`` (:func:`~pml_design.design.result.proven_optimal`,
+    the rule of every method).
     ``cert``: a :func:`certify` result for ``raw`` computed by the caller (not recomputed).
     """
-    from .result import DesignResult
+    from .result import OPTIMAL_RTOL, DesignResult, proven_optimal
 
     if cert is None:
         cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
     value = util.value(cert.matrix, prior)  # type: ignore[attr-defined]
-    tol = gap_rtol * max(1.0, abs(upper))
+    upper = float(upper) if upper == upper else float("inf")  # nan: no bound
     return DesignResult(
         matrix=cert.matrix,
         utility=value,
@@ -163,7 +165,7 @@ def certified_result(
         uncertainty=uset,
         prior=prior,
         upper_bound=max(upper, value),
-        optimal=bool(solved_optimally and value >= upper - tol),
+        optimal=bool(solved_optimally and proven_optimal(value, upper, gap_rtol or OPTIMAL_RTOL)),
         status=status,
         method=method,
         solver=solver,

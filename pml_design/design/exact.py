@@ -25,9 +25,11 @@ __all__ = ["ray_lp_upper_bound", "solve_ray_lp"]
 
 
 def solve_ray_lp(
-    rays: np.ndarray, values: np.ndarray, *, solver: str | None = None
+    rays: np.ndarray, values: np.ndarray, *, solver: str | None = None, time_limit: float | None = None
 ) -> tuple[np.ndarray, float, str, np.ndarray | None]:
     """Solve ``max valuesᵀθ s.t. rays θ = 1, θ ≥ 0`` ([15, Theorem 6]).
+
+    ``time_limit`` (seconds, default none) bounds the solver; a solve it stops is a :class:`SolverFailedError`.
 
     Returns ``(theta, optimum, status, duals)``; duals (``y`` with ``raysᵀ y ≥ values`` up to solver tolerance)
     are returned by the default HiGHS path; :func:`ray_lp_upper_bound` turns them into a valid bound.
@@ -50,15 +52,19 @@ def solve_ray_lp(
         from scipy.optimize import linprog
 
         res = None
+        t_end = None if time_limit is None else time.perf_counter() + time_limit
         for method in ("highs-ds", "highs-ipm"):
-            res = linprog(
-                -v, A_eq=R, b_eq=np.ones(n), bounds=(0, None), method=method,
-                options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-            )
-            if res.status == 0:
+            opts = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+            if t_end is not None:
+                opts["time_limit"] = max(t_end - time.perf_counter(), 1e-3)
+            res = linprog(-v, A_eq=R, b_eq=np.ones(n), bounds=(0, None), method=method, options=opts)
+            if res.status == 0 or (t_end is not None and time.perf_counter() >= t_end):
                 break
         if res.status != 0:
-            raise SolverFailedError(f"extreme-ray LP failed: {res.message}", f"scipy-highs:{res.status}")
+            late = "" if t_end is None or time.perf_counter() < t_end else (
+                f" within solver_options['time_limit'] ({time_limit:g} s left after the ray enumeration); raise it or "
+                "use method='scalable'")
+            raise SolverFailedError(f"extreme-ray LP failed{late}: {res.message}", f"scipy-highs:{res.status}")
         duals = -np.asarray(res.eqlin.marginals, dtype=float)
         return np.maximum(res.x, 0.0), float(-res.fun), "optimal", duals
     theta = cp.Variable(k, nonneg=True)
@@ -93,15 +99,18 @@ def ray_lp_upper_bound(rays: np.ndarray, values: np.ndarray, duals: np.ndarray) 
 
 
 def _design_subconvex_exact(
-    uset: UncertaintySet, eps: float, util: SubConvexUtility, prior: np.ndarray, solver: str | None
+    uset: UncertaintySet, eps: float, util: SubConvexUtility, prior: np.ndarray, solver: str | None,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, float, str, float, dict]:
+    """[15, Theorem 6]'s LP over every extreme ray; the LP solver gets the time left until ``deadline`` (if any)."""
     t0 = time.perf_counter()
     R = enumerate_rays(uset, eps)
     R = R / R.sum(axis=0, keepdims=True)  # ‖r‖₁ = 1: better scaled LP, and Σθ = N for the bound
     t_enum = time.perf_counter() - t0
     vals = np.asarray(util.mu(R, prior), dtype=float)
     t1 = time.perf_counter()
-    theta, opt, status, duals = solve_ray_lp(R, vals, solver=solver)
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    theta, opt, status, duals = solve_ray_lp(R, vals, solver=solver, time_limit=left)
     t_lp = time.perf_counter() - t1
     used = theta > 1e-13
     W = R[:, used] * theta[used]

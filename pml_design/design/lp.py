@@ -348,7 +348,7 @@ def solve_linear_design(
     from .result import SolverFailedError  # noqa: PLC0415
 
     from ..progress import progress_enabled  # noqa: PLC0415
-    from .anytime import _default_progress, _warn_gap  # noqa: PLC0415
+    from .anytime import _default_progress, warn_result_gap  # noqa: PLC0415
 
     opts = _linear_options(options)
     name = select_backend(solver, uset.size)  # type: ignore[attr-defined]
@@ -391,7 +391,6 @@ def solve_linear_design(
             file=sys.stderr,
             flush=True,
         )
-    _warn_gap(rel, "linear", f"LP status {sol.status!r}, {name}", float("inf") if time_limit is None else float(time_limit))
     info = {
         "form": lp.form,
         "backend": name,
@@ -404,7 +403,7 @@ def solve_linear_design(
         "lp_nnz": int(lp.A.nnz),
         "build_time": t_build,
     }
-    return certified_result(
+    res = certified_result(
         raw,
         uset,  # type: ignore[arg-type]
         eps,
@@ -420,3 +419,5 @@ def solve_linear_design(
         drop_empty_columns=False,
         cert=cert,
     )
+    warn_result_gap(res, float("inf") if time_limit is None else float(time_limit), detail=f"LP status {sol.status!r}, {name}")
+    return res

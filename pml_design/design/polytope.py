@@ -39,6 +39,7 @@ import numpy as np
 from .._validation import check_epsilon, check_positive_int, fmt
 from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet, as_uncertainty_set
 from .result import SolverFailedError
+from .quiet import silent_solve
 
 __all__ = ["FORMS", "MechanismPolytope", "build_polytope", "check_form", "default_form", "resolve_form"]
 
@@ -256,7 +257,7 @@ def _solve(prob: cp.Problem, solver: str, options: dict, at: str = "") -> float:
         opts.setdefault("direct_solve_method", "qdldl")
     t0 = time.perf_counter()
     try:
-        prob.solve(solver=solver, **opts)
+        silent_solve(prob, solver=solver, **opts)
     except cp.error.SolverError as exc:
         raise SolverFailedError(f"solver {solver} failed{at}: {exc}", str(prob.status)) from exc
     elapsed = time.perf_counter() - t0

@@ -45,7 +45,9 @@ from ..uncertainty import FiniteSet, L1Ball, Simplex, UncertaintySet
 __all__ = [
     "AUTO_EXACT_SIZE",
     "AUTO_EXACT_SIZE_FINITE",
+    "AUTO_EXACT_MIN_LIMIT",
     "AUTO_EXACT_SIZE_GENERIC",
+    "AUTO_EXACT_SIZE_TIMED",
     "MAX_EXACT_SIZE",
     "MAX_EXACT_SIZE_GENERIC",
     "RayEnumerationError",
@@ -58,8 +60,14 @@ __all__ = [
 
 #: Largest alphabet for which exhaustive ray enumeration is attempted (N = 18: ~3e5 rays, ~30 s).
 MAX_EXACT_SIZE: int = 18
-#: Largest alphabet for which ``method="auto"`` picks the exact method (N = 16: ~7.5e4 rays, ~2 s).
+#: Largest alphabet for which ``method="auto"`` picks the exact method (N = 16: ~7.7e4 rays, 4.5–8 s measured on the
+#: shared 2-core machine; N = 14: ~2e4 rays, 0.5 s). With a ``time_limit`` below :data:`AUTO_EXACT_MIN_LIMIT`, "auto"
+#: solves exactly only up to :data:`AUTO_EXACT_SIZE_TIMED` (column generation, anytime, takes the rest).
 AUTO_EXACT_SIZE: int = 16
+#: Largest alphabet solved exactly by ``method="auto"`` under a ``time_limit`` shorter than :data:`AUTO_EXACT_MIN_LIMIT`.
+AUTO_EXACT_SIZE_TIMED: int = 14
+#: Shortest ``time_limit`` (s) under which ``method="auto"`` picks the exact method for N up to :data:`AUTO_EXACT_SIZE`.
+AUTO_EXACT_MIN_LIMIT: float = 10.0
 #: Largest alphabet for exhaustive enumeration of an ℓ1 ball outside Proposition 2 (≤ 3^N columns).
 MAX_EXACT_SIZE_GENERIC: int = 12
 #: Largest such alphabet that ``method="auto"`` solves exactly (measured in ``benchmarks/bench_outside_regime.py``).
@@ -68,7 +76,7 @@ AUTO_EXACT_SIZE_GENERIC: int = 10
 AUTO_EXACT_SIZE_FINITE: int = 10
 
 
-def auto_exact_size(uset: UncertaintySet) -> int:
+def auto_exact_size(uset: UncertaintySet, time_limit: float | None = None) -> int:
     """Largest alphabet for which the rays of ``uset``'s column cone are enumerated without being asked to
     (closed forms up to :data:`AUTO_EXACT_SIZE`; ℓ1 balls outside Proposition 2 up to
     :data:`AUTO_EXACT_SIZE_GENERIC`; pycddlib on multi-point finite sets up to :data:`AUTO_EXACT_SIZE_FINITE`)."""
@@ -76,6 +84,8 @@ def auto_exact_size(uset: UncertaintySet) -> int:
         return AUTO_EXACT_SIZE_GENERIC
     if isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1:
         return AUTO_EXACT_SIZE_FINITE
+    if time_limit is not None and time_limit < AUTO_EXACT_MIN_LIMIT:
+        return AUTO_EXACT_SIZE_TIMED
     return AUTO_EXACT_SIZE
 
 

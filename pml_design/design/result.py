@@ -10,7 +10,38 @@ import numpy as np
 from ..mechanisms.mechanism import Mechanism
 from ..uncertainty import UncertaintySet
 
-__all__ = ["DesignResult", "PMLDesignWarning", "SolverFailedError", "guarantee_text"]
+__all__ = [
+    "GAP_ABS_FLOOR", "OPTIMAL_RTOL", "DesignResult", "PMLDesignWarning", "SolverFailedError", "proven_optimal",
+    "guarantee_text", "relative_gap",
+]
+
+#: Relative gap at or below which optimality is proven (every method; the audit checks claims at this level).
+OPTIMAL_RTOL: float = 1e-6
+#: Absolute gap treated as floating-point noise in :func:`proven_optimal` (utilities are nats or probabilities of
+#: order 1: the rounding of their evaluation and of a bound is ~1e-15 – 1e-13, far below it only at utilities of 0).
+GAP_ABS_FLOOR: float = 1e-13
+_TINY = 1e-300
+
+
+def _abs_gap(value: float, bound: float) -> float:
+    if not (np.isfinite(value) and np.isfinite(bound)):
+        return float("inf")
+    return float(abs(bound - value))
+
+
+def relative_gap(value: float, bound: float) -> float:
+    """``|bound − value| / max(|value|, 1e-300)``: the relative gap of a design (``inf`` when ``bound`` is not finite).
+
+    One formula for both senses (the bound is above the value for a maximisation, below it for a minimisation).
+    """
+    g = _abs_gap(value, bound)
+    return float(g / max(abs(float(value)), _TINY)) if np.isfinite(g) else float("inf")
+
+
+def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL) -> bool:
+    """The one rule for ``optimal``: ``|bound − value| ≤ rtol·|value| + GAP_ABS_FLOOR`` with a finite bound."""
+    g = _abs_gap(value, bound)
+    return bool(np.isfinite(g) and g <= rtol * abs(float(value)) + GAP_ABS_FLOOR)
 
 
 def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object) -> str:
@@ -19,7 +50,7 @@ def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object
 
 
 class PMLDesignWarning(UserWarning):
-    """A design returned with a relative gap above 1 % between its utility and its upper bound.
+    """A design returned with a relative gap above 1 % between its value and its proven bound, or no bound at all.
 
     The mechanism is certified (its privacy guarantee holds); only its optimality is not established. The
     message names the gap and how to reduce it (a longer ``solver_options["time_limit"]``).
@@ -53,16 +84,19 @@ class DesignResult:
         The set the guarantee holds for ("ε-PML for every distribution in it").
     prior : numpy.ndarray
         The distribution the utility was evaluated under (e.g. the estimate P̂).
-    upper_bound : float
-        An upper bound on the optimal utility (LP optimum / dual bound); ``nan``-free. For ``sense="min"``
-        utilities (frequency estimation: an error) the design's own value, which the optimum cannot exceed.
-    lower_bound : float
-        For ``sense="min"``: a proven lower bound on the optimal error (``-inf`` when none is available).
+    upper_bound, lower_bound : float
+        Together they bracket the optimal value of the criterion: ``lower_bound ≤ optimum ≤ upper_bound``. One side is
+        the design's own value (a feasible design's value is a bound on the optimum), the other the proven bound
+        (:attr:`bound`): for ``sense="max"`` ``lower_bound = utility`` and ``upper_bound`` = the proven upper bound
+        (LP optimum, dual or Lagrangian bound; ``inf`` when none is proven); for ``sense="min"`` (frequency
+        estimation: an error) ``upper_bound = utility`` and ``lower_bound`` = the proven lower bound on the optimal
+        error (``-inf`` when none is proven). Never ``nan``.
     sense : {"max", "min"}
         Whether larger (utilities such as mutual information) or smaller (estimation error) is better.
     optimal : bool
-        Whether optimality is proven (``utility`` within 1e-7 relative of ``upper_bound``; 1e-6 for the
-        column-generation method).
+        Whether optimality is proven: :attr:`relative_gap` ≤ the method's tolerance (:data:`OPTIMAL_RTOL`,
+        relative), with an absolute floor only at floating-point noise (:data:`GAP_ABS_FLOOR`); the same rule in
+        every method (:func:`proven_optimal`).
     status : str
         The solver's status string.
     method, solver, utility_name : str
@@ -95,17 +129,34 @@ class DesignResult:
     sense: str = "max"
     labels: tuple | None = None
 
+    def __post_init__(self) -> None:
+        # the bracket convention: the design's own value is the non-proven side (a max design created with the
+        # former default lower_bound=-inf gets its value)
+        if self.sense == "max" and not self.lower_bound >= self.utility:
+            object.__setattr__(self, "lower_bound", float(self.utility))
+        if self.sense == "min" and not self.upper_bound <= self.utility:
+            object.__setattr__(self, "upper_bound", float(self.utility))
+
+    @property
+    def bound(self) -> float:
+        """The proven bound on the optimum: ``upper_bound`` for ``sense="max"``, ``lower_bound`` for ``sense="min"``.
+
+        ``±inf`` when no bound is proven (then :attr:`relative_gap` is ``inf``).
+        """
+        return float(self.lower_bound if self.sense == "min" else self.upper_bound)
+
     @property
     def gap(self) -> float:
-        """Distance to the proven bound: ``upper_bound − utility`` (``utility − lower_bound`` when ``sense="min"``)."""
-        if self.sense == "min":
-            return float(self.utility - self.lower_bound)
-        return float(self.upper_bound - self.utility)
+        """Absolute distance to the proven bound, ``|bound − utility|`` (``inf`` when no bound is proven)."""
+        return _abs_gap(self.utility, self.bound)
 
     @property
     def relative_gap(self) -> float:
-        """``gap / max(1, |utility|)`` (``inf`` without a finite bound)."""
-        return float(self.gap / max(1.0, abs(self.utility))) if np.isfinite(self.utility) else float("inf")
+        """``|bound − utility| / max(|utility|, tiny)``, the same formula for both senses (``inf`` without a bound).
+
+        The optimum lies within this fraction of ``utility``: the design is within ``relative_gap`` of optimal.
+        """
+        return relative_gap(self.utility, self.bound)
 
     @property
     def mechanism(self) -> Mechanism:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._validation import check_dense_size, check_epsilon, check_positive_int, check_probability_vector, check_radius
 from ..leakage import privacy_regions
-from ..uncertainty import as_uncertainty_set
+from ..uncertainty import L1Ball, as_uncertainty_set
 from .mechanism import Mechanism
 
 __all__ = [
@@ -112,7 +112,10 @@ def randomized_response_for_pml(uncertainty: object, epsilon: float) -> Mechanis
     uset = as_uncertainty_set(uncertainty)
     eps = check_epsilon(epsilon)
     n = uset.size
-    qstar = float(uset.min_output_probability(np.eye(n)).min())
+    if isinstance(uset, L1Ball):  # min over the ball of Q_y moves β/2 away from y: O(N), not O(N² log N) on eye(N)
+        qstar = max(float(uset.center.min()) - uset.radius / 2.0, 0.0)
+    else:
+        qstar = float(uset.min_output_probability(np.eye(n)).min())
     e = math.exp(eps)
     if e * qstar >= 1:
         return Mechanism(np.eye(n), name=f"RR{n}-PML")

@@ -20,7 +20,7 @@ from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_opt
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
 from ..certify import certify
-from ..result import DesignResult, PMLDesignWarning
+from ..result import DesignResult, PMLDesignWarning, proven_optimal, relative_gap
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .master import gradients, solve_master
@@ -251,7 +251,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     lower = state["lower"]
     lower_val = (lower if d_opt else lower - float(prior @ prior)) if math.isfinite(lower) else -math.inf
     proven = state["proven"]
-    optimal = bool(proven and math.isfinite(value) and value - lower_val <= 10 * PROOF_RTOL * max(1.0, abs(value)))
+    optimal = bool(proven and proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))
     n = uset.size
     if not d_opt and value > ldp.mse * (1 + 1e-9):
         warnings.warn(
@@ -266,9 +266,9 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             ),
             stacklevel=3,
         )
-    if math.isfinite(lower_val):  # the MSE is > 0: its relative gap is (value − lower) / value
-        _warn_gap((value - lower_val) / max(abs(value), 1e-300), "frequency-estimation",
-                  f"error {value:.6g}, lower bound {lower_val:.6g}", time_limit)
+    # the MSE is > 0: its relative gap is (value − lower) / value; inf without a bound (warned too: issue 21)
+    _warn_gap(relative_gap(value, lower_val), "frequency-estimation",
+              f"error {value:.6g}, lower bound {lower_val:.6g}", time_limit)
     cert = best.cert
     return DesignResult(
         matrix=cert.matrix,

@@ -14,9 +14,9 @@ import time
 import numpy as np
 
 from ...uncertainty import L1Ball, Simplex, UncertaintySet
-from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, _warn_gap
-from ..certify import certified_result, clean_matrix
-from ..result import DesignResult
+from ..anytime import DEFAULT_TIME_LIMIT, PROOF_RTOL, _check_time_limit, _default_progress, warn_result_gap
+from ..certify import certified_result, certify, clean_matrix
+from ..result import DesignResult, SolverFailedError
 from ..utilities import LinearUtility, MapAccuracy, MutualInformation, Utility
 from .ball import _ball_seeds, _mix_into_cone, _normalised_columns, ball_column_generation
 from .master import column_generation
@@ -39,6 +39,66 @@ def _a_priori_bound(util: Utility, eps: float, prior: np.ndarray, uset: Uncertai
         return np.inf
     q = prior[prior > 0]
     return float(min(eps, -(q * np.log(q)).sum()))
+
+
+#: Seconds per matrix entry of the dense N × N work before any iteration (randomized response, its certification,
+#: the column generation's set-up): 3.7e-7 measured at N = 5000 on the shared 2-core machine under load.
+DENSE_S_PER_ENTRY: float = 3e-7
+#: Largest share of the time limit that this dense work may take; beyond it the call returns the trivial design.
+DENSE_SHARE: float = 0.25
+
+
+def _trivial(util: Utility, n: int) -> np.ndarray:
+    """The best output-independent mechanism (leaks nothing): one constant output, the best one for a linear gain."""
+    if isinstance(util, LinearUtility):
+        W = np.zeros((n, util.gain.shape[1]))
+        W[:, int(np.argmax(util.gain.sum(axis=0)))] = 1.0
+        return W
+    return np.ones((n, 1))
+
+
+def _no_iteration(util: Utility, n: int, t0: float, why: str) -> dict:
+    return {"matrix": _trivial(util, n), "upper_bound": np.inf, "proven": False, "iterations": 0, "n_columns": 0,
+            "pricing_nodes": 0, "time": time.perf_counter() - t0, "failure": why}
+
+
+def _guarded(cg):  # noqa: ANN001, ANN202
+    """Run a column generation; if its master LP fails, the result of no iteration: the trivial mechanism, no bound.
+
+    The certified seeds (randomized response, the inner approximation) are compared with it afterwards, so the
+    call still returns the best certified design found, with an infinite gap and its warning.
+    """
+
+    def run(uset, eps, util, prior, **kw):  # noqa: ANN001, ANN003, ANN202
+        t0 = time.perf_counter()
+        deadline = kw.get("deadline", t0 + kw.get("time_limit", np.inf))
+        if t0 >= deadline:
+            # the seeds used the time: the set-up alone (dense N × N work) would run past the limit
+            return _no_iteration(util, uset.size, t0, "the time limit was reached before the column generation started")
+        try:
+            return cg(uset, eps, util, prior, **kw)
+        except SolverFailedError as exc:
+            return _no_iteration(util, uset.size, t0, str(exc))
+
+    return run
+
+
+def _certify_first_seed(seeds: list, certs: dict, uset: UncertaintySet, eps: float, util: Utility) -> float:
+    """Certify the first seed (randomized response, N × N) now, keep its certificate in ``certs``, and return 1.2×
+    the time it took: the time kept back from the column generation for the final certification (a few seconds
+    at N = 5000, where it otherwise ran after the deadline)."""
+    if not seeds:
+        return 0.0
+    t0 = time.perf_counter()
+    name, W = seeds[0]
+    certs[name] = certify(W, uset, eps, drop_empty_columns=not isinstance(util, LinearUtility))
+    return 1.2 * (time.perf_counter() - t0)
+
+
+def _loop_deadline(t_start: float, time_limit: float, reserve: float) -> float:
+    """End of the column-generation loop: 90 % of the limit less the certification reserve (a loop that would start
+    after it is skipped: :func:`_guarded`)."""
+    return t_start + 0.9 * time_limit - reserve
 
 
 def design_scalable(
@@ -69,7 +129,13 @@ def design_scalable(
     t_start = time.perf_counter()
     info: dict = {}
     seeds: list = []
-    if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
+    seed_certs: dict = {}
+    if uset.size**2 * DENSE_S_PER_ENTRY > DENSE_SHARE * time_limit:
+        # the seeds' and the column generation's dense N × N work alone would overrun the limit: the best certified
+        # design within it is the trivial one (with the a priori bound and the gap warning saying what to do)
+        out = _no_iteration(util, uset.size, t_start, f"N = {uset.size} needs about "
+                            f"{uset.size**2 * DENSE_S_PER_ENTRY / DENSE_SHARE:.0f} s for its dense N x N work")
+    elif isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
         # Outside Proposition 2 (beta >= 2 min P̂): exact pricing over the nested-pair rays of the ball's cone
         # (docs/design.md §5), started from certified seeds.
         if not np.allclose(prior, uset.center, rtol=0.0, atol=1e-12):  # the bounds are computed with the center
@@ -77,51 +143,68 @@ def design_scalable(
         from ..ball_pricing import mass_phi  # noqa: PLC0415
 
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
+        if isinstance(util, LinearUtility):  # a gain with M outputs values only mechanisms with those M outputs
+            seeds = [(name, W) for name, W in seeds if W.shape[1] == util.gain.shape[1]]
+        reserve = _certify_first_seed(seeds, seed_certs, uset, eps, util)
         if mass_phi(util) is not None or isinstance(util, MapAccuracy):
             # start the master from the seeds that are informative (a near-constant seed's many light columns make
             # a degenerate start on which the master stalls; docs/design.md §5, sliding windows)
             cols = [
                 _mix_into_cone(_normalised_columns(W, uset.center), uset, eps)
                 for _, W in seeds
-                if util.value(clean_matrix(W), prior) > 1e-6 * max(1.0, _a_priori_bound(util, eps, prior, uset))
+                if time.perf_counter() < _loop_deadline(t_start, time_limit, reserve)
+                and util.value(clean_matrix(W), prior) > 1e-6 * max(1.0, _a_priori_bound(util, eps, prior, uset))
             ]
             if warm_columns is not None and np.size(warm_columns):
                 cols.append(_mix_into_cone(_normalised_columns(np.asarray(warm_columns).T, uset.center), uset, eps))
-            out = ball_column_generation(
+            out = _guarded(ball_column_generation)(
                 # the loop stops at 90 % of the limit: the last master solve, the final bound and the certification
                 # of a large design (N = 1000: several seconds) fit in the remaining 10 % + 1 s
-                uset, eps, util, prior, deadline=t_start + 0.9 * time_limit, time_limit=time_limit, max_nodes=max_nodes,
+                uset, eps, util, prior, deadline=_loop_deadline(t_start, time_limit, reserve), time_limit=time_limit,
+                max_nodes=max_nodes,
                 progress=progress, seed_columns=cols,
             )
             info = {"pricing": "exact (nested-pair rays of the ball's cone)"}
         else:  # a user utility: the inner approximation, bounded by the outer relaxation M(eps, P̂) ⊇ M(eps, ball)
-            left = max(t_start + time_limit - time.perf_counter(), 1e-3)
-            out = column_generation(
+            left = t_start + time_limit - time.perf_counter()
+            out = _guarded(column_generation)(
                 L1Ball(uset.center, 0.0), eps, util, prior, time_limit=left, max_nodes=max_nodes, progress=progress
             )
-            out["matrix"] = seeds[1][1]
+            inner = [W for name, W in seeds if name == "inner_approximation"]
+            out["matrix"] = inner[0] if inner else _trivial(util, uset.size)
             out["proven"] = False
             info = {"pricing": "inner M(eps', P_hat) seed, outer M(eps, P_hat) bound"}
     else:
-        out = column_generation(uset, eps, util, prior, time_limit=time_limit, max_nodes=max_nodes, progress=progress)
+        reserve = 0.0
         if isinstance(uset, L1Ball) and not isinstance(util, LinearUtility):
             from ...mechanisms.closed_form import randomized_response_for_pml  # noqa: PLC0415
 
             seeds = [("randomized_response", randomized_response_for_pml(uset, eps).matrix)]
+            reserve = _certify_first_seed(seeds, seed_certs, uset, eps, util)
+        out = _guarded(column_generation)(
+            uset, eps, util, prior, time_limit=_loop_deadline(t_start, time_limit, reserve) - time.perf_counter(),
+            max_nodes=max_nodes, progress=progress,
+        )
     upper = min(float(out["upper_bound"]), _a_priori_bound(util, eps, prior, uset))
     kw = dict(
         method="scalable", solver="HIGHS (column generation)", drop_empty_columns=not isinstance(util, LinearUtility),
         gap_rtol=PROOF_RTOL,
     )
+    # every bound reported by the column generations is valid (the pricing bounds over-estimate), so optimality
+    # follows from the gap rule alone (proven_optimal), whichever branch produced the bound
     res = certified_result(
-        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=bool(out["proven"]),
+        out["matrix"], uset, eps, util, prior, upper=upper, solved_optimally=True,
         status="optimal" if out["proven"] else "bounded", solve_time=out["time"],
-        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes")} | info, **kw,
+        info={k: out[k] for k in ("iterations", "n_columns", "pricing_nodes", "failure") if k in out} | info, **kw,
     )
     for name, W in seeds:  # never worse than a certified seed
+        if not isinstance(util, LinearUtility) and util.value(clean_matrix(W), prior) <= res.utility:
+            # certifying mixes in the non-informative mechanism: a garbling, which a sub-convex utility never gains
+            # from (eq. (2)), so a seed whose raw value is no better is skipped (its certification is O(N² log N))
+            continue
         alt = certified_result(
-            W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=bool(out["proven"]),
-            status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, **kw,
+            W, uset, eps, util, prior, upper=res.upper_bound, solved_optimally=True,
+            status=res.status, solve_time=out["time"], info=res.info | {"seed_used": name}, cert=seed_certs.get(name), **kw,
         )
         if alt.utility > res.utility + 1e-12 * max(1.0, abs(res.utility)):
             res = alt
@@ -129,9 +212,12 @@ def design_scalable(
         used = out["matrix"].max(axis=0) > 0
         res.info["columns"] = _normalised_columns(out["matrix"][:, used], uset.center)  # type: ignore[union-attr]
     res.info["wall_time"] = time.perf_counter() - t_start
-    rel = res.gap / max(abs(res.upper_bound), 1e-300) if res.gap > 0 else 0.0
-    _warn_gap(
-        rel, res.utility_name, f"utility {res.utility:.6g}, upper bound {res.upper_bound:.6g}", time_limit,
-        " (and 'max_nodes' for the branch and bound, or use method='exact' for small alphabets)", stacklevel=3,
+    if res.optimal != (res.status == "optimal"):
+        from dataclasses import replace  # noqa: PLC0415
+
+        res = replace(res, status="optimal" if res.optimal else "bounded")
+    warn_result_gap(
+        res, time_limit, " (and 'max_nodes' for the branch and bound, or use method='exact' for small alphabets)",
+        stacklevel=4,
     )
     return res

@@ -15,10 +15,10 @@ import time
 import numpy as np
 
 from ...uncertainty import L1Ball
-from ..anytime import PROOF_RTOL, _progress_update
-from ..result import SolverFailedError
+from ..anytime import PROOF_RTOL, _progress_update, cg_threshold
+from ..result import SolverFailedError, proven_optimal
 from ..utilities import LinearUtility, MapAccuracy, Utility
-from .master import MAX_NEW_COLUMNS, _cg_result, _lagrangian_bound, _Master, column_generation
+from .master import MAX_NEW_COLUMNS, _cg_result, _final_solve, _lagrangian_bound, _Master, column_generation
 
 __all__ = ["ball_column_generation"]
 
@@ -30,6 +30,8 @@ BB_ROUND = 0.1
 BB_GAP_SHARE = 0.3
 #: Relative distance of the value to the best-column bound below which columns near the threshold θ are sought.
 NEAR_BEST_COLUMN = 0.1
+#: Largest N given the inner-approximation seed (beyond it, the seed's dense set-up does not fit a time limit).
+INNER_SEED_MAX_SIZE = 1000
 #: Columns added per iteration beyond N = 16 (prefix pairs with distinct V first, then branch-and-bound pairs).
 BALL_NEW_COLUMNS = 24
 
@@ -133,10 +135,13 @@ def ball_column_generation(
     bb_time = 0.0
     rounds_futile = False  # a complete round's bound did not beat the best-column bound: rounds stop
     for it in range(1, max_iter + 1):
-        value, lam, _ = master.solve()
+        step = master.solve_before(deadline, first=it == 1)
+        if step is None:  # stopped by the deadline: the last iteration's solution stands
+            break
+        value, lam, theta = last_ok = step
         t_it = time.perf_counter()
         _progress_update(bar, value, upper)
-        thresh = rtol * max(1.0, abs(value))
+        thresh = cg_threshold(value, rtol)
         prs = pricers(lam)
         cand, pool_max = [], [-np.inf]
         for pr in prs:
@@ -206,13 +211,13 @@ def ball_column_generation(
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
         upper = min(upper, _lagrangian_bound(lam, ub_rc))
         history.append((it, value, min(upper, col_ub)))
-        if min(upper, col_ub) - value <= rtol * max(1.0, abs(value)):
+        if proven_optimal(value, min(upper, col_ub), rtol):
             proven = True
             break
         if not cand or time.perf_counter() > deadline:
             break
     bar.close()
-    value, lam, theta = master.solve()
+    value, lam, theta = _final_solve(master, last_ok, time_limit)
     if not proven and not np.isfinite(upper):
         # stopped while columns still improved: a bound from the final duals (short B&B; root bound at worst)
         extra = time.perf_counter() + min(1.0, 0.05 * time_limit)
@@ -269,10 +274,15 @@ def _ball_seeds(ball: L1Ball, eps: float, util: Utility, prior: np.ndarray, time
     seeds = [("randomized_response", randomized_response_for_pml(ball, eps).matrix)]
     e = math.exp(eps)
     eps_in = math.log(e / (1.0 + ball.radius * e / 2.0)) if e / (1.0 + ball.radius * e / 2.0) >= 1 else 0.0
-    inner = column_generation(
-        L1Ball(ball.center, 0.0), eps_in, util, prior, time_limit=max(0.1 * time_limit, 1e-3), max_nodes=max_nodes
-    )
-    seeds.append(("inner_approximation", inner["matrix"]))
+    if n > INNER_SEED_MAX_SIZE:  # its untimed set-up (N dense rays of the fixed directions) alone took 40 s at N = 5000
+        return seeds
+    try:
+        inner = column_generation(
+            L1Ball(ball.center, 0.0), eps_in, util, prior, time_limit=max(0.1 * time_limit, 1e-3), max_nodes=max_nodes
+        )
+        seeds.append(("inner_approximation", inner["matrix"]))
+    except SolverFailedError:  # a seed is optional (the master failed on degenerate masses)
+        pass
     if n <= 30:
         from .. import design  # noqa: PLC0415
 

@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 from ...uncertainty import UncertaintySet
-from ..anytime import PROOF_RTOL, _progress_update
-from ..result import SolverFailedError
+from ..anytime import PROOF_RTOL, _progress_update, cg_threshold
+from ..result import SolverFailedError, proven_optimal
 from ..utilities import LinearUtility, MapAccuracy, Utility
 from .branch_bound import separable_pricing
 from .cone import slice_structure, window_columns
@@ -41,8 +41,9 @@ class _Master:
     def __init__(self, n: int):
         import highspy
 
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
+        from ..quiet import new_highs  # noqa: PLC0415
+
+        self.h = new_highs()
         self.inf = highspy.kHighsInf
         self.n = n
         ones = np.ones(n)
@@ -51,28 +52,73 @@ class _Master:
         self.cols: list[np.ndarray] = []
         self.vals: list[float] = []
         self.tags: list[int] = []
+        #: objective scale: values of order 1e-8 (χ² at ε = 1e-4) would sit below HiGHS's 1e-7 tolerances, so the
+        #: LP maximises ``scale·vᵀθ`` with the first columns' largest |v| scaled to 1 (solve() undoes it)
+        self.scale: float | None = None
 
     def add(self, R: np.ndarray, v: np.ndarray, tags: np.ndarray) -> None:
         R = np.atleast_2d(R)
+        top = float(np.max(np.abs(v), initial=0.0))
+        if self.scale is None and top > 1e-12:  # fixed by the first columns of non-negligible value (a constant
+            self.scale = 1.0 / top if top < 1e-2 else 1.0  # column's 1e-16 added before is ~0 at any scale)
         k = R.shape[0]
         nz = R != 0
         starts = np.concatenate([[0], np.cumsum(nz.sum(axis=1))[:-1]]).astype(np.int32)
         idx = np.nonzero(nz)[1].astype(np.int32)
         vals = R[nz]
-        self.h.addCols(k, np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
+        self.h.addCols(k, (self.scale or 1.0) * np.asarray(v, float), np.zeros(k), np.full(k, self.inf), int(vals.size), starts, idx, vals)
         self.cols.extend(list(R))
         self.vals.extend(list(np.asarray(v, float)))
         self.tags.extend(list(np.asarray(tags, int)))
 
-    def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
+    def solve_before(self, deadline: float, first: bool) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """One iteration's solve with the time left until ``deadline``; None once it has passed or the solve stops
+        short (the caller keeps its last solution), except on the ``first`` solve, whose failure is raised."""
+        if not first and time.perf_counter() > deadline:
+            return None
+        try:
+            return self.solve(time_limit=deadline - time.perf_counter())
+        except SolverFailedError:
+            if first:
+                raise
+            return None
+
+    def solve(self, time_limit: float | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+        """Solve the master within ``time_limit`` seconds (None: no limit); ``(value, duals λ, θ)``.
+
+        Any λ gives a valid Lagrangian bound, so a solve stopped by its time limit is used when its primal point is
+        feasible. A failed solve is retried from scratch with the interior-point method (degenerate masses, e.g.
+        P̂ entries of 1e-19, can stall the warm-started simplex); :class:`SolverFailedError` if that fails too.
+        """
         import highspy
 
+        S = highspy.HighsModelStatus
+        self.h.setOptionValue("time_limit", float("inf") if time_limit is None else max(float(time_limit), 1e-3))
         self.h.run()
         status = self.h.getModelStatus()
-        if status != highspy.HighsModelStatus.kOptimal:
+        if status not in (S.kOptimal, S.kTimeLimit):
+            self.h.clearSolver()
+            self.h.setOptionValue("solver", "ipm")
+            self.h.run()
+            self.h.setOptionValue("solver", "choose")
+            status = self.h.getModelStatus()
+        feasible = self.h.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
+        if status != S.kOptimal and not (status == S.kTimeLimit and feasible):
             raise SolverFailedError("column-generation master LP failed", str(status))
         sol = self.h.getSolution()
-        return float(self.h.getInfo().objective_function_value), np.asarray(sol.row_dual), np.asarray(sol.col_value)
+        scale = self.scale or 1.0
+        value = float(self.h.getInfo().objective_function_value) / scale
+        return value, np.asarray(sol.row_dual) / scale, np.asarray(sol.col_value)
+
+
+def _final_solve(master: _Master, good: tuple, time_limit: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """The master with the last columns added, within a short budget (``min(1 s, 5 %)`` of the limit) after the loop;
+    the last iteration's solution ``good`` (θ padded with zeros for the new columns) when that does not finish."""
+    try:
+        return master.solve(time_limit=min(1.0, 0.05 * time_limit))
+    except SolverFailedError:
+        value, lam, theta = good
+        return value, lam, np.concatenate([theta, np.zeros(len(master.cols) - theta.size)])
 
 
 def _lagrangian_bound(lam: np.ndarray, ub_rc: float) -> float:
@@ -151,14 +197,17 @@ def column_generation(
 
     bar = progress_bar(desc="column generation", enabled=progress)
     for it in range(1, max_iter + 1):
-        value, lam, theta = master.solve()
+        step = master.solve_before(deadline, first=it == 1)
+        if step is None:  # stopped by the deadline: the last iteration's solution stands
+            break
+        value, lam, theta = last_ok = step
         _progress_update(bar, value, upper)
         if linear:
             A = W8 - lam[None, :]
             rc, C = linear_pricing(A, st)
             best_rc = float(rc.max())
             ub_rc = best_rc + 1e-12
-            new = np.flatnonzero(rc > rtol * max(1.0, abs(value)))
+            new = np.flatnonzero(rc > cg_threshold(value, rtol))
             if new.size:
                 sel = new[np.argsort(-rc[new])][: max(1, min(new.size, 4 * n))]
                 master.add(C[sel], (W8[sel] * C[sel]).sum(axis=1), sel)
@@ -167,12 +216,12 @@ def column_generation(
             rc, C = linear_pricing(A, st)
             best_rc = float(rc.max())
             ub_rc = best_rc + 1e-12
-            new = np.flatnonzero(rc > rtol * max(1.0, abs(value)))
+            new = np.flatnonzero(rc > cg_threshold(value, rtol))
             if new.size:
                 master.add(C[new], util.mu(C[new].T, prior), np.zeros(new.size, dtype=int))
         elif sep is not None:
             phi, const = sep
-            thresh = rtol * max(1.0, abs(value))
+            thresh = cg_threshold(value, rtol)
             vals, C = prefix_pool(phi, const, lam, st)
             best_rc, c = (float(vals[0]), C[0]) if vals.size else (-np.inf, None)
             ub_rc = np.inf
@@ -197,20 +246,20 @@ def column_generation(
         else:
             best_rc, c = _local_search_pricing(util, prior, lam, st, rng)  # type: ignore[arg-type]
             ub_rc = np.inf
-            if c is not None and best_rc > rtol * max(1.0, abs(value)):
+            if c is not None and best_rc > cg_threshold(value, rtol):
                 master.add(c[None, :], util.mu(c[:, None], prior), np.array([0]))
         bound = _lagrangian_bound(lam, ub_rc)
         upper = min(upper, bound)
         history.append((it, value, upper))
-        if upper - value <= rtol * max(1.0, abs(value)):
+        if proven_optimal(value, upper, rtol):
             proven = True
             break
-        if best_rc <= rtol * max(1.0, abs(value)):
+        if best_rc <= cg_threshold(value, rtol):
             break  # no improving column found (heuristic pricing: no proof)
         if time.perf_counter() > deadline:
             break
     bar.close()
-    value, lam, theta = master.solve()
+    value, lam, theta = _final_solve(master, last_ok, time_limit)
     if not proven and sep is not None and not np.isfinite(upper):
         # stopped by the time/iteration limit while columns were still improving: bound the final pricing
         # (within a small extra budget; the open nodes' bounds keep it valid)

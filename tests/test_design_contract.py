@@ -1,0 +1,212 @@
+"""The design contract: honest bounds and gaps for both senses, one optimality rule, the gap warning, checked
+``solver_options``, silent solvers, edge designs (non-square gains, degenerate masses, subnormal entries) and time
+limits (issues 21 and 23)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design import L1Ball
+from pml_design.design import DesignResult, LinearUtility, MutualInformation, PMLDesignWarning
+from pml_design.design.anytime import warn_result_gap
+from pml_design.design.result import GAP_ABS_FLOOR, proven_optimal, relative_gap
+
+
+def _result(value: float, upper: float, lower: float, sense: str) -> DesignResult:
+    return DesignResult(
+        matrix=np.eye(2), utility=value, certified_epsilon=0.0, epsilon=1.0, uncertainty=L1Ball([0.5, 0.5], 0.0),
+        prior=np.array([0.5, 0.5]), upper_bound=upper, optimal=False, status="x", method="scalable", solver="x",
+        utility_name="u", lower_bound=lower, sense=sense,
+    )
+
+
+# ------------------------------------------------------------------------------------ bounds and gaps
+def test_bound_convention_brackets_the_optimum_for_both_senses():
+    mx = _result(2.0, 2.5, float("-inf"), "max")
+    assert (mx.lower_bound, mx.upper_bound, mx.bound) == (2.0, 2.5, 2.5)  # [value, proven bound]
+    assert mx.gap == 0.5 and mx.relative_gap == pytest.approx(0.25)
+    mn = _result(2.0, 2.0, 1.5, "min")
+    assert (mn.lower_bound, mn.upper_bound, mn.bound) == (1.5, 2.0, 1.5)  # [proven bound, value]
+    assert mn.gap == 0.5 and mn.relative_gap == pytest.approx(0.25)  # one formula for both senses
+    none = _result(2.0, 2.0, float("-inf"), "min")
+    assert none.bound == -np.inf and none.gap == np.inf and none.relative_gap == np.inf
+    # relative to the value, not to max(1, value): a small utility gets a large relative gap
+    assert relative_gap(3.184e-9, 3.288e-9) == pytest.approx(0.104 / 3.184, rel=1e-3)
+
+
+def test_optimality_rule_is_relative_with_a_noise_floor_only():
+    assert proven_optimal(1.0, 1.0 + 5e-7) and not proven_optimal(1.0, 1.0 + 2e-6)
+    assert not proven_optimal(3.184e-9, 3.288e-9)  # issue 23: an absolute 1e-6 called this optimal
+    assert proven_optimal(0.0, GAP_ABS_FLOOR / 2) and not proven_optimal(0.0, 1e-12)
+    assert not proven_optimal(1.0, np.inf) and not proven_optimal(1.0, np.nan)
+
+
+def test_scalable_never_claims_optimal_at_small_chi_square():
+    # issue 23: scalable chi^2 claimed optimal at 3.184e-9 where the exact method finds 3.288e-9
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        p = rng.dirichlet(np.ones(5))
+        ball = L1Ball(p, float(p.min()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PMLDesignWarning)
+            a = pml.design(ball, 1e-4, utility="chi_square_information", method="scalable",
+                           solver_options={"time_limit": 1, "progress": False})
+        b = pml.design(ball, 1e-4, utility="chi_square_information", method="exact")
+        assert b.optimal and b.utility > 0
+        if a.optimal:
+            assert abs(a.utility - b.utility) <= 1e-6 * b.utility
+        assert a.bound >= b.utility * (1 - 1e-9)  # the proven bound is valid
+
+
+def test_gap_warning_when_large_or_unknown():
+    with pytest.warns(PMLDesignWarning, match="no bound on the optimum was proven"):
+        warn_result_gap(_result(2.0, 2.0, float("-inf"), "min"), 5.0)
+    with pytest.warns(PMLDesignWarning, match=r"within 25\.00% of optimal only.*time_limit"):
+        warn_result_gap(_result(2.0, 2.5, float("-inf"), "max"), 5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_result_gap(_result(2.0, 2.001, float("-inf"), "max"), 5.0)  # 0.05 %: silent
+
+
+# ------------------------------------------------------------------------------------ solver_options
+@pytest.mark.parametrize("method,utility", [("auto", "mutual_information"), ("exact", "mutual_information"),
+                                            ("scalable", "mutual_information"), ("auto", "frequency_estimation"),
+                                            ("convex", np.eye(3))])
+def test_unknown_solver_options_key_is_refused_with_the_accepted_ones(method, utility):
+    with pytest.raises(ValueError, match=r"tme_limit.*time_limit|time_limit.*tme_limit"):
+        pml.design(L1Ball([0.5, 0.3, 0.2], 0.1), 1.0, utility=utility, method=method,
+                   solver_options={"tme_limit": 5})
+
+
+def test_exact_method_takes_a_time_limit_and_literal_form_refuses_one_it_cannot_keep():
+    res = pml.design(L1Ball([0.5, 0.3, 0.2], 0.1), 1.0, method="exact", solver_options={"time_limit": 5})
+    assert res.optimal and res.method == "exact"
+    p = np.full(40, 1 / 40)
+    with pytest.raises(ValueError, match="form='literal'.*time_limit"):
+        pml.design(L1Ball(p, 0.01), 1.0, utility=np.eye(40), form="literal", solver_options={"time_limit": 2})
+
+
+def test_auto_solves_exactly_up_to_n16_and_under_a_short_limit_up_to_n14():
+    import time
+
+    from pml_design.design.rays import auto_exact_size
+
+    p = np.random.default_rng(0).dirichlet(np.ones(15) * 3)
+    ball = L1Ball(p, float(p.min()))
+    assert auto_exact_size(ball) == 16 and auto_exact_size(ball, 2.0) == 14 and auto_exact_size(ball, 30.0) == 16
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PMLDesignWarning)
+        res = pml.design(ball, 1.0, solver_options={"time_limit": 2, "progress": False})
+    assert res.method == "scalable" and time.perf_counter() - t0 <= 1.1 * 2 + 5
+
+
+def test_exact_time_out_returns_the_best_certified_design(monkeypatch):
+    from pml_design.design import exact
+
+    monkeypatch.setattr(exact, "solve_ray_lp", lambda *a, **k: (_ for _ in ()).throw(
+        exact.SolverFailedError("extreme-ray LP failed within solver_options['time_limit']", "scipy-highs:1")))
+    ball = L1Ball([0.4, 0.3, 0.2, 0.1], 0.05)
+    res = pml.design(ball, 1.0, method="exact", solver_options={"time_limit": 1})
+    assert res.method == "scalable" and pml.leakage_capacity(res.matrix, ball) <= 1 + 1e-12
+    with pytest.raises(exact.SolverFailedError):  # no time limit: a failed solve is an error, never a silent switch
+        pml.design(ball, 1.0, method="exact")
+
+
+# ------------------------------------------------------------------------------------ edge designs
+def test_non_square_gain_with_the_scalable_method_outside_proposition_2():
+    gain = np.random.default_rng(0).normal(size=(3, 4))
+    ball = L1Ball([0.6, 0.3, 0.1], 0.5)
+    res = pml.design(ball, 1, utility=LinearUtility(gain), method="scalable", solver_options={"progress": False})
+    ref = pml.design(ball, 1, utility=LinearUtility(gain), method="convex")  # the exact LP optimum
+    assert res.matrix.shape == (3, 4) and pml.leakage_capacity(res.matrix, ball) <= 1 + 1e-12
+    assert res.utility <= ref.bound + 1e-9 and res.bound >= ref.utility - 1e-9
+
+
+def test_degenerate_masses_give_a_certified_design():
+    p = np.concatenate([np.random.default_rng(1).dirichlet(np.ones(6)), np.full(5, 1e-19)])
+    p /= p.sum()
+    for beta in (0.0, 1e-20, 0.1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PMLDesignWarning)
+            res = pml.design(L1Ball(p, beta), 1.0, utility="total_variation_information", method="scalable",
+                             solver_options={"time_limit": 1, "progress": False})
+        assert pml.leakage_capacity(res.matrix, L1Ball(p, beta)) <= 1.0 + 1e-12 and res.utility > 0
+
+
+def test_failed_master_lp_falls_back_to_the_best_certified_seed(monkeypatch):
+    from pml_design.design.result import SolverFailedError
+    from pml_design.design.scalable import master
+
+    def fail(self, time_limit=None):  # noqa: ANN001, ANN202
+        raise SolverFailedError("column-generation master LP failed", "kNotset")
+
+    monkeypatch.setattr(master._Master, "solve", fail)
+    ball = L1Ball([0.4, 0.3, 0.2, 0.1], 0.05)
+    with pytest.warns(PMLDesignWarning, match="of optimal only"):  # the a priori bound min(eps, H(P)) remains
+        res = pml.design(ball, 1.0, method="scalable", solver_options={"progress": False})
+    rr = pml.randomized_response_for_pml(ball, 1.0).matrix
+    assert res.utility >= MutualInformation().value(rr, ball.center) - 1e-12
+    assert res.relative_gap > 0.01 and not res.optimal and "failure" in res.info
+
+
+def test_capacity_is_exact_for_subnormal_entries():
+    W = np.array([[5e-324, 1 - 5e-324], [1e-323, 1 - 1e-323]])
+    p = np.array([0.555, 0.445])
+    exact = -math.log(0.555 * 0.5 + 0.445)  # column / its max = [1/2, 1]: exact ratios of the subnormals
+    assert pml.leakage_capacity(W, p) == pytest.approx(exact, rel=1e-12)
+    assert pml.leakage(W, p)[0] == pytest.approx(exact, rel=1e-12)
+    ball = L1Ball(p, 0.1)  # the worst case moves 0.05 of mass from row 1 (c = 1) to row 0 (c = 1/2)
+    assert pml.leakage_capacity(W, ball) == pytest.approx(-math.log(0.605 * 0.5 + 0.395), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------ silent solvers
+_DESIGNS = textwrap.dedent("""
+    import numpy as np, warnings
+    warnings.simplefilter("ignore")
+    import pml_design as pml
+    from pml_design import L1Ball
+    p = np.random.default_rng(0).dirichlet(np.ones(60))
+    pml.design(L1Ball(p, 3 * p.min() + 0.01), 1.0, solver_options={"time_limit": 2, "progress": False})
+    pml.design(L1Ball(p, p.min()), 1.0, utility=np.eye(60), solver="HIGHS")
+    pml.design(L1Ball(np.full(6, 1 / 6), 0.01), 1.0, utility=np.eye(6), solver="HIGHS", form="literal")
+    pml.design(L1Ball([0.5, 0.3, 0.2], 0.1), 1.0, method="exact")
+""")
+
+
+def test_designs_write_nothing_on_stdout_in_a_fresh_process():
+    out = subprocess.run([sys.executable, "-c", _DESIGNS], capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert out.stdout == b""
+
+
+def test_c_level_stdout_is_silenced_around_solver_construction(capfd):
+    import os
+
+    from pml_design.design.quiet import c_stdout_silenced, new_highs
+
+    with c_stdout_silenced():
+        os.write(1, b"from C\n")
+    print("after", flush=True)
+    new_highs()
+    assert capfd.readouterr().out == "after\n"
+
+
+def test_dense_work_beyond_the_time_budget_returns_the_trivial_certified_design(monkeypatch):
+    # N = 10000 with a 20 s limit: the dense N x N seeds alone took 60 s; the call now returns within the limit
+    from pml_design.design.scalable import api
+
+    monkeypatch.setattr(api, "DENSE_S_PER_ENTRY", 1.0)  # as if N x N work did not fit: the same path at N = 50
+    p = np.random.default_rng(0).dirichlet(np.ones(50))
+    with pytest.warns(PMLDesignWarning, match="far from optimal"):
+        res = pml.design(L1Ball(p, 3 * p.min()), 1.0, solver_options={"time_limit": 5, "progress": False})
+    assert res.matrix.shape[1] == 1 and res.certified_epsilon <= 1e-15 and "dense" in res.info["failure"]
+    assert res.bound == pytest.approx(1.0)  # the a priori bound min(eps, H(P)) stays valid
