@@ -147,5 +147,6 @@ def test_finite_sets_enumerate_rays_only_where_pycddlib_is_quick():
     assert res.info["rays_enumerated"] and res.lower_bound <= res.utility
     large = pml.FiniteSet(rng.dirichlet(np.ones(12), size=3))
     res = design(large, 1.0, utility="frequency_estimation", prior=large.distributions[0], solver_options={"time_limit": 5})
-    assert not res.info["rays_enumerated"] and res.lower_bound == -np.inf
+    # no complete ray list, but a valid bound all the same (design/estimation/bound.py: the box bound)
+    assert not res.info["rays_enumerated"] and -np.inf < res.lower_bound <= res.utility
     assert pml.leakage_capacity(res.matrix, large) <= 1.0 + 1e-12

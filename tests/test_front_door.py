@@ -265,8 +265,15 @@ def test_reports_the_mechanism_cannot_output_are_refused():
 def test_cli_estimate_with_the_wrong_mechanism_warns(capsys, survey):
     p = np.array([0.1, 0.35, 0.4, 0.15])
     labels = ["desktop", "laptop", "phone", "tablet"]
-    for name, eps in (("a", 1.0), ("b", 2.0), ("c", 3.0)):
-        pml.design(pml.L1Ball(p, 0.05), eps, utility="frequency_estimation").with_labels(labels).save(f"{name}.json")
+    # outputs are named y0 … y{M-1}: sorted by M, the middle design's outputs are a strict subset of the largest's
+    # and not of the smallest's (which design has how many outputs is the solver's business)
+    designs = {eps: pml.design(pml.L1Ball(p, 0.05), eps, utility="frequency_estimation").with_labels(labels)
+               for eps in (0.5, 1.0, 2.0, 3.0)}
+    by_size = {r.matrix.shape[1]: r for r in designs.values()}
+    assert len(by_size) >= 3
+    sizes = sorted(by_size)
+    for name, size in (("c", sizes[0]), ("a", sizes[1]), ("b", sizes[-1])):
+        by_size[size].save(f"{name}.json")
     outputs = {k: pml.load_mechanism(f"{k}.json").output_labels for k in "abc"}
     assert set(outputs["a"]) < set(outputs["b"]) and not set(outputs["a"]) <= set(outputs["c"])
     assert run(capsys, "privatize", "a.json", "--csv", "survey.csv", "--column", "device", "--seed", "1",
