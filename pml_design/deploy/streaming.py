@@ -138,7 +138,10 @@ class TableSource:
         convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
                                        null_values=[], quoted_strings_can_be_null=False,
                                        include_columns=list(columns) if columns is not None else None)
-        with self.path.open("rb") as fh:
+        # A native pyarrow file, not a Python file object: the reader reads ahead on pyarrow's I/O threads, and
+        # when its last reference is dropped there during interpreter shutdown, releasing a Python file needs
+        # the GIL and aborts the process ("terminate called without an active exception", exit status 134).
+        with pa.OSFile(str(self.path), "rb") as fh:
             reader = pacsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
             for batch in reader:
                 self.bytes_read = fh.tell()
