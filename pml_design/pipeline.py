@@ -419,7 +419,7 @@ def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_ep
 
     Validation errors name the format only: nothing computed from the exact counts reaches a message.
     """
-    from .priors import DP_NEIGHBOURING, dp_prior_radius, dp_release_counts  # noqa: PLC0415
+    from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
 
     eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
     if count_vector is None:  # integer codes
@@ -439,7 +439,7 @@ def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_ep
     del c  # from here on only the ε₀-DP release is used
     d2 = delta * DP_DELTA_SHARE
     params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
-              "neighbouring": DP_NEIGHBOURING, "noise": "discrete Laplace, scale 1/dp_epsilon per category"}
+              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE}
     beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
     clipped = np.maximum(noisy, 0).astype(float)
     if clipped.sum() <= 0:

@@ -64,6 +64,42 @@ def pd_categorical():
     return pd.Categorical(["x"] * 3000 + ["y"] * 2000, categories=["x", "y", "z"])
 
 
+def _forge(path, mutate):
+    """Change a saved file and rewrite its statement and hash as a forger would: only re-derivation catches it."""
+    from pml_design.deploy.file import content_hash
+    from pml_design.pipeline import source_statement
+
+    doc = json.loads(path.read_text())
+    mutate(doc)
+    doc["statement"] = source_statement(doc["prior_source"], doc["certified_epsilon"], doc["delta"], doc["radius"],
+                                        doc["m"], doc["prior_params"])
+    doc["sha256"] = content_hash(doc)
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(("mutate", "match"), [
+    (lambda d: d.__setitem__("m", 10 * d["m"]), "m \\(the lower bound"),
+    (lambda d: d["prior_params"].__setitem__("neighbouring", "replace one record"), "prior_params.neighbouring"),
+    (lambda d: d["prior_params"].pop("noise"), "prior_params.noise"),
+], ids=["m", "neighbouring", "noise"])
+def test_forged_dp_file_claims_are_refused(samples, tmp_path, mutate, match):
+    path = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0, rng=5).save(tmp_path / "dp.json")
+    pml.load_mechanism(path)
+    _forge(path, mutate)
+    with pytest.raises(pml.MechanismFileError, match=match):
+        pml.load_mechanism(path)
+
+
+def test_forged_ldp_report_count_is_refused(samples, tmp_path):
+    oracle = pml.grr(4, 2.0)
+    est = pml.design_from_reports(oracle.privatize(samples, rng=3), oracle, 1.0, 1e-3)
+    path = est.save(tmp_path / "ldp.json")
+    pml.load_mechanism(path)
+    _forge(path, lambda d: d.__setitem__("m", 2 * d["m"]))
+    with pytest.raises(pml.MechanismFileError, match="m \\(the number of the first cohort's reports\\)"):
+        pml.load_mechanism(path)
+
+
 # ------------------------------------------------------------------------------------------- LDP reports
 @pytest.mark.parametrize("oracle", [pml.grr(4, 2.0), pml.subset_selection(4, 1.0, k=2)])
 def test_design_from_reports(oracle, samples):

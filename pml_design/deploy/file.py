@@ -430,6 +430,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
 
     n, k = W.shape
     v1 = doc["format_version"] == 1
+    _check_version_fields(doc, v1)
     ball = isinstance(uset, L1Ball)
     radius = doc.get("radius")
     if ball:
@@ -472,6 +473,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         if not math.isclose(expected, float(radius), rel_tol=_CLAIM_RTOL):
             raise _mismatch(f"the radius (for delta={claims['delta']!r}, N={n}, prior_source={source!r}, "
                             f"prior_params={fmt(params)})", radius, expected)
+        _check_private_source(claims, n)
     if v1:
         return
     statement = _statement(cert, eps, uset, claims)
@@ -487,6 +489,43 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
             for a, b in zip(stated, derived))):
         raise _mismatch("the disclosure listing", stated, derived)
     _check_fingerprint(doc.get("design_data"))
+
+
+#: Fields that only format version 2 writes: a version-1 file holding one was relabelled (its claims would be
+#: checked only in part).
+V2_FIELDS: tuple[str, ...] = ("categories_sorted", "prior_source", "prior_params", "disclosure", "design_data")
+
+
+def _check_version_fields(doc: dict, v1: bool) -> None:
+    """A version-2 file holds no raw data; a version-1 file holds no version-2 field (no downgrade)."""
+    if v1:
+        newer = [key for key in V2_FIELDS if key in doc]
+        if newer:
+            raise ValueError(f"format_version is 1 but the file has the version-2 fields {newer}: the version was "
+                             "changed (a version-1 file's claims are checked only in part); refusing to use it")
+        return
+    raw = [key for key in RAW_FIELDS if key in doc]
+    if raw:
+        raise ValueError(f"a format_version 2 file carries no raw data of the design records, but this one has {raw}; "
+                         "refusing to use it; design the mechanism again")
+
+
+def _check_private_source(claims: dict, n: int) -> None:
+    """m and the fixed descriptions of a private P̂ (``"dp"``, ``"ldp reports"``), re-derived from its parameters."""
+    from ..priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius  # noqa: PLC0415
+
+    source, params, m = claims["prior_source"], claims["prior_params"], claims["m"]
+    if source == "dp":
+        for key, value in (("neighbouring", DP_NEIGHBOURING), ("noise", DP_NOISE)):
+            if params.get(key) != value:
+                raise _mismatch(f"prior_params.{key} (what the DP release of the counts is)", params.get(key), value)
+        derived = dp_prior_radius(params["noisy_total"], n, params["dp_epsilon"], params["delta_ball"],
+                                  params["delta_total"])[1]
+        if m != derived:
+            raise _mismatch("m (the lower bound on the design records: noisy_total minus the margin of delta_total)",
+                            m, derived)
+    elif source == "ldp reports" and m != params.get("n_reports"):
+        raise _mismatch("m (the number of the first cohort's reports)", m, params.get("n_reports"))
 
 
 def _check_fingerprint(fp: object) -> None:
