@@ -254,6 +254,13 @@ def test_privatize_refuses_the_design_file_and_the_override_says_so(capsys, desi
     other.write_text("id,x\n1,a\n2,b\n")
     code, stdout, err = run(capsys, "privatize", mech, "--csv", other, "--column", "x", "-o", tmp_path / "q.csv")
     assert code == 0 and err == "" and "designed on" not in stdout
+    # only the design column is fingerprinted (no hash of the ids), so a Parquet copy without them is caught too
+    doc = json.loads(mech.read_text())
+    assert doc["design_data"] == {"kind": "column sha256", "sha256": values_sha256(pandas.read_csv(path)["x"])}
+    pandas.read_csv(path)[["x"]].to_parquet(tmp_path / "copy.parquet")
+    code, _, err = run(capsys, "privatize", mech, "--parquet", tmp_path / "copy.parquet", "--column", "x", "-o",
+                       tmp_path / "c.csv")
+    assert code == 2 and "was designed on" in one_error_line(err) and not list(tmp_path.glob("*c.csv*"))
 
 
 def test_python_design_guards_the_dataframe_and_the_csv(capsys, table, tmp_path):
