@@ -261,6 +261,8 @@ def test_privatize_refuses_the_design_file_and_the_override_says_so(capsys, desi
     code, _, err = run(capsys, "privatize", mech, "--parquet", tmp_path / "copy.parquet", "--column", "x", "-o",
                        tmp_path / "c.csv")
     assert code == 2 and "was designed on" in one_error_line(err) and not list(tmp_path.glob("*c.csv*"))
+    with pytest.raises(ValueError, match="designed on"):  # and pandas, for a CLI design too
+        pml.privatize_dataframe(pandas.read_csv(path), "x", pml.load_mechanism(mech), rng=0)
 
 
 def test_python_design_guards_the_dataframe_and_the_csv(capsys, table, tmp_path):
