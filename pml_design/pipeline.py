@@ -342,7 +342,14 @@ def design_from_samples(
         if dp_epsilon is not None and categories is None and not counts and not _is_categorical(data):
             raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
                              "present in the data is not private (a value held by one record discloses it)")
-        c, labels = _labelled_counts(data, categories, counts)
+        try:
+            c, labels = _labelled_counts(data, categories, counts)
+        except ValueError:
+            if dp_epsilon is None:
+                raise
+            # the usual message quotes an unknown value and its position: records that the DP release protects
+            raise ValueError("data hold values outside categories (with dp_epsilon every value must be one of the "
+                             "public categories; the message names none of the protected records)") from None
         n = len(labels)
         if support_size is not None and check_positive_int(support_size, "support_size") != n:
             raise ValueError(f"support_size={support_size} but the data have {n} categories {list(labels)[:10]}")

@@ -215,7 +215,9 @@ def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
     index = {c: i for i, c in enumerate(cats)}
     outside = [lab for lab, cnt in zip(labels, counts) if str(lab) not in index and cnt > 0]
     if outside:
-        raise CliError(f"argument --categories: the data hold {len(outside)} value(s) outside the list")
+        # no count and no value of the (possibly DP-protected) records in the message
+        raise CliError("argument --categories: the data hold values outside the list (every value of the column "
+                       "must be one of the public categories)")
     out = np.zeros(len(cats), dtype=np.int64)
     for lab, cnt in zip(labels, counts):
         if str(lab) in index:
