@@ -20,7 +20,8 @@ def add_parser(sub: Any) -> None:
                        "batches (memory does not grow with its size); the output is written to a temporary file "
                        "and renamed only on success.")
     _deploy_arguments(p)
-    p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
+    p.add_argument("--seed", type=nonneg_int, default=None, help="random seed, for tests only: whoever knows the "
+                   "seed of a release can undo its noise (default: fresh OS entropy, what a release must use); the "
                    "result does not depend on the batch size")
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV)")
     p.add_argument("--allow-design-data", action="store_true", help="privatize even the records the mechanism was "
