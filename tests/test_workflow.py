@@ -342,6 +342,8 @@ TAMPERS = [
     ("raw counts", lambda d: d.__setitem__("counts", [1800, 900, 300]), "carries no raw data"),
     ("raw source", lambda d: d.__setitem__("source", {"csv": "/home/me/data.csv"}), "carries no raw data"),
     ("downgrade", lambda d: d.update(format_version=1, delta=1e-12), "version-2 fields"),  # v1 skips checks
+    ("utility", lambda d: d.__setitem__("utility", d["utility"] * 1.5), "the utility"),
+    ("upper bound", lambda d: d.__setitem__("upper_bound", d["utility"] * 1.5), "optimal"),
 ]
 
 

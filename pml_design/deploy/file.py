@@ -214,6 +214,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         "uncertainty": _uncertainty_doc(uset),
         "utility_name": result.utility_name,  # type: ignore[attr-defined]
         "utility": getattr(result, "utility", None),
+        "utility_prior": getattr(result, "prior", None),
         "statement": _statement(cert, float(result.epsilon), uset, claims),  # type: ignore[attr-defined]
         "disclosure": output_disclosure(W, uset, labels, out_labels),
         "design_data": _design_data(info, source),
@@ -488,7 +489,26 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
             and math.isclose(a["max_posterior"], b["max_posterior"], rel_tol=_CLAIM_RTOL, abs_tol=1e-12)
             for a, b in zip(stated, derived))):
         raise _mismatch("the disclosure listing", stated, derived)
+    _check_utility(doc, W)
     _check_fingerprint(doc.get("design_data"))
+
+
+def _check_utility(doc: dict, W: np.ndarray) -> None:
+    """The utility of a named utility re-evaluated on the matrix at the stored ``utility_prior`` (files that have
+    one), and ``optimal`` against the stored upper bound (maximised utilities)."""
+    from ..design.utilities import _NAMED, as_utility  # noqa: PLC0415
+
+    name, value = doc.get("utility_name"), doc.get("utility")
+    if doc.get("utility_prior") is None or name not in _NAMED or not isinstance(value, (int, float)):
+        return
+    prior = check_probability_vector(doc["utility_prior"], "utility_prior", size=W.shape[0])
+    derived = float(as_utility(name).value(W, prior))
+    if not math.isclose(value, derived, rel_tol=_CLAIM_RTOL, abs_tol=1e-12):
+        raise _mismatch(f"the utility ({name} of the matrix at utility_prior)", value, derived)
+    bound = doc.get("upper_bound")
+    if doc.get("optimal") is True and name != "frequency_estimation" and isinstance(bound, (int, float)):
+        if not bound - value <= 1e-6 * max(1.0, abs(value)):
+            raise _mismatch(f"optimal (true needs the utility {value!r} within 1e-6 of its upper bound)", bound, value)
 
 
 #: Fields that only format version 2 writes: a version-1 file holding one was relabelled (its claims would be
