@@ -4,8 +4,8 @@ A designed mechanism leaves the designer as one JSON file that holds everything 
 check it: the matrix (rows = categories, columns = outputs), the category labels in row order and the output
 labels, the target ε and the certified ε, δ, the ℓ1 radius, the centre P̂ of the ball and the number m of
 samples behind it, where P̂ came from (``prior_source``, ``prior_params``), what the design discloses
-(``disclosure``), a fingerprint of the design records (``design_data``), the utility, the library version, and
-a SHA-256 hash of the content.
+(``disclosure``), a fingerprint of the design records (``design_data``), the utility and the distribution it
+is evaluated at (``utility_prior``), the library version, and a SHA-256 hash of the content.
 
 **No raw data.** The file keeps no counts and no input path (format version 2). P̂ is kept only as the centre
 of the ball the guarantee is for; with m it gives the design records' counts (``P̂ · m``), which is why the
@@ -340,8 +340,8 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     non-negative and row-stochastic; labels are distinct and one per row / column; P̂, δ and m are valid; every
     stated number agrees with its re-derivation from the others (:func:`_check_claims`: the ball's centre and
     radius, the radius from δ, m, N and the prior source, the output labels, the statement, the disclosure
-    listing); and the exact leakage capacity of the matrix over the ball (core paper, Definition 5) is at most
-    the target ε and equals the stored certified ε. A version-1 file (which may hold the design records'
+    listing, the utility at ``utility_prior``); and the exact leakage capacity of the matrix over the ball
+    (core paper, Definition 5) is at most the target ε and equals the stored certified ε. A version-1 file (which may hold the design records'
     counts and input path) loads with a :class:`MechanismFileWarning`.
 
     Parameters
