@@ -349,7 +349,14 @@ def design_from_samples(
         if dp_epsilon is not None and categories is None and not counts and not _is_categorical(data):
             raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
                              "present in the data is not private (a value held by one record discloses it)")
-        c, labels = _labelled_counts(data, categories, counts)
+        try:
+            c, labels = _labelled_counts(data, categories, counts)
+        except ValueError:
+            if dp_epsilon is None:
+                raise
+            # the usual message quotes an unknown value and its position: records that the DP release protects
+            raise ValueError("data hold values outside categories (with dp_epsilon every value must be one of the "
+                             "public categories; the message names none of the protected records)") from None
         n = len(labels)
         if support_size is not None and check_positive_int(support_size, "support_size") != n:
             raise ValueError(f"support_size={support_size} but the data have {n} categories {list(labels)[:10]}")
@@ -426,7 +433,7 @@ def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_ep
 
     Validation errors name the format only: nothing computed from the exact counts reaches a message.
     """
-    from .priors import DP_NEIGHBOURING, dp_prior_radius, dp_release_counts  # noqa: PLC0415
+    from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
 
     eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
     if count_vector is None:  # integer codes
@@ -446,7 +453,7 @@ def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_ep
     del c  # from here on only the ε₀-DP release is used
     d2 = delta * DP_DELTA_SHARE
     params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
-              "neighbouring": DP_NEIGHBOURING, "noise": "discrete Laplace, scale 1/dp_epsilon per category"}
+              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE}
     beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
     clipped = np.maximum(noisy, 0).astype(float)
     if clipped.sum() <= 0:

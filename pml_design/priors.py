@@ -45,6 +45,8 @@ __all__ = [
 
 #: The neighbouring relation of the DP release (the histogram's ℓ1 sensitivity is 1 under it).
 DP_NEIGHBOURING: str = "add/remove one record"
+#: The noise of the DP release, as a mechanism file names it.
+DP_NOISE: str = "discrete Laplace, scale 1/dp_epsilon per category"
 #: Points of the λ grid of the Chernoff bounds (geometric).
 LAMBDA_GRID: int = 1201
 #: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).

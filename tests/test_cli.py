@@ -280,8 +280,10 @@ def test_design_output_is_a_loadable_mechanism_file(deployed):
     doc = json.loads(mech_path.read_text())
     assert doc["m"] == 1500 and doc["prior_source"] == "public sample" and doc["prior_params"] == {"m": 1500}
     assert "counts" not in doc and "source" not in doc and str(path.parent) not in mech_path.read_text()
-    assert doc["design_data"] == {"kind": "file sha256",
-                                  "sha256": hashlib.sha256((path.parent / "design.csv").read_bytes()).hexdigest()}
+    design_rows = (path.parent / "design.csv").read_text().splitlines()[1:]  # only the design column is hashed
+    column = [row.split(",")[1] for row in design_rows]
+    assert doc["design_data"] == {"kind": "column sha256", "sha256": hashlib.sha256(
+        "".join(f"{v.strip()}\x00" for v in column).encode()).hexdigest()}
     assert pd.leakage_capacity(mech.matrix, pd.L1Ball(doc["p_hat"], doc["radius"])) <= 2.0 + 1e-12
 
 

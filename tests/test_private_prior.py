@@ -58,10 +58,53 @@ def test_design_from_samples_dp_needs_public_categories_and_enough_records():
     assert est.labels == ("x", "y", "z")
 
 
+def test_dp_error_names_no_protected_value():
+    with pytest.raises(ValueError, match="outside categories") as info:
+        pml.design_from_samples(["a"] * 3000 + ["b"] * 2000 + ["secret"], None, 1.0, 1e-3, dp_epsilon=1.0,
+                                categories=["a", "b"], rng=0)
+    assert "secret" not in str(info.value) and not any(ch.isdigit() for ch in str(info.value))
+
+
 def pd_categorical():
     import pandas as pd
 
     return pd.Categorical(["x"] * 3000 + ["y"] * 2000, categories=["x", "y", "z"])
+
+
+def _forge(path, mutate):
+    """Change a saved file and rewrite its statement and hash as a forger would: only re-derivation catches it."""
+    from pml_design.deploy.file import content_hash
+    from pml_design.pipeline import source_statement
+
+    doc = json.loads(path.read_text())
+    mutate(doc)
+    doc["statement"] = source_statement(doc["prior_source"], doc["certified_epsilon"], doc["delta"], doc["radius"],
+                                        doc["m"], doc["prior_params"])
+    doc["sha256"] = content_hash(doc)
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(("mutate", "match"), [
+    (lambda d: d.__setitem__("m", 10 * d["m"]), "m \\(the lower bound"),
+    (lambda d: d["prior_params"].__setitem__("neighbouring", "replace one record"), "prior_params.neighbouring"),
+    (lambda d: d["prior_params"].pop("noise"), "prior_params.noise"),
+], ids=["m", "neighbouring", "noise"])
+def test_forged_dp_file_claims_are_refused(samples, tmp_path, mutate, match):
+    path = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0, rng=5).save(tmp_path / "dp.json")
+    pml.load_mechanism(path)
+    _forge(path, mutate)
+    with pytest.raises(pml.MechanismFileError, match=match):
+        pml.load_mechanism(path)
+
+
+def test_forged_ldp_report_count_is_refused(samples, tmp_path):
+    oracle = pml.grr(4, 2.0)
+    est = pml.design_from_reports(oracle.privatize(samples, rng=3), oracle, 1.0, 1e-3)
+    path = est.save(tmp_path / "ldp.json")
+    pml.load_mechanism(path)
+    _forge(path, lambda d: d.__setitem__("m", 2 * d["m"]))
+    with pytest.raises(pml.MechanismFileError, match="m \\(the number of the first cohort's reports\\)"):
+        pml.load_mechanism(path)
 
 
 # ------------------------------------------------------------------------------------------- LDP reports
@@ -136,7 +179,8 @@ def test_cli_design_dp_epsilon_end_to_end(capsys, tmp_path):
     assert "1-DP estimate" in capsys.readouterr().out
     assert main(["design", "--csv", str(data), "--column", "city", "--epsilon", "1", "--delta", "1e-6",
                  "--dp-epsilon", "1", "--categories", "x,z"]) == 2
-    assert "outside the list" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "outside the list" in err and not any(ch.isdigit() for ch in err)  # no count of the protected records
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "abc"])

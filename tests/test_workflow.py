@@ -256,6 +256,15 @@ def test_privatize_refuses_the_design_file_and_the_override_says_so(capsys, desi
     other.write_text("id,x\n1,a\n2,b\n")
     code, stdout, err = run(capsys, "privatize", mech, "--csv", other, "--column", "x", "-o", tmp_path / "q.csv")
     assert code == 0 and err == "" and "designed on" not in stdout
+    # only the design column is fingerprinted (no hash of the ids), so a Parquet copy without them is caught too
+    doc = json.loads(mech.read_text())
+    assert doc["design_data"] == {"kind": "column sha256", "sha256": values_sha256(pandas.read_csv(path)["x"])}
+    pandas.read_csv(path)[["x"]].to_parquet(tmp_path / "copy.parquet")
+    code, _, err = run(capsys, "privatize", mech, "--parquet", tmp_path / "copy.parquet", "--column", "x", "-o",
+                       tmp_path / "c.csv")
+    assert code == 2 and "was designed on" in one_error_line(err) and not list(tmp_path.glob("*c.csv*"))
+    with pytest.raises(ValueError, match="designed on"):  # and pandas, for a CLI design too
+        pml.privatize_dataframe(pandas.read_csv(path), "x", pml.load_mechanism(mech), rng=0)
 
 
 def test_python_design_guards_the_dataframe_and_the_csv(capsys, table, tmp_path):
@@ -332,6 +341,11 @@ TAMPERS = [
     ("statement", lambda d: d.__setitem__("statement", d["statement"].replace("0.001", "1e-09")), "the statement"),
     ("disclosure", lambda d: d["disclosure"][0].__setitem__("max_posterior", 0.5), "disclosure"),
     ("design_data", lambda d: d.__setitem__("design_data", {"kind": "file sha256", "sha256": "x"}), "design_data"),
+    ("raw counts", lambda d: d.__setitem__("counts", [1800, 900, 300]), "carries no raw data"),
+    ("raw source", lambda d: d.__setitem__("source", {"csv": "/home/me/data.csv"}), "carries no raw data"),
+    ("downgrade", lambda d: d.update(format_version=1, delta=1e-12), "version-2 fields"),  # v1 skips checks
+    ("utility", lambda d: d.__setitem__("utility", d["utility"] * 1.5), "the utility"),
+    ("upper bound", lambda d: d.__setitem__("upper_bound", d["utility"] * 1.5), "optimal"),
 ]
 
 

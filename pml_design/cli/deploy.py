@@ -20,7 +20,8 @@ def add_parser(sub: Any) -> None:
                        "batches (memory does not grow with its size); the output is written to a temporary file "
                        "and renamed only on success.")
     _deploy_arguments(p)
-    p.add_argument("--seed", type=nonneg_int, default=None, help="random seed (default: fresh OS entropy); the "
+    p.add_argument("--seed", type=nonneg_int, default=None, help="random seed, for tests only: whoever knows the "
+                   "seed of a release can undo its noise (default: fresh OS entropy, what a release must use); the "
                    "result does not depend on the batch size")
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
                    "never an input, never a directory")
@@ -88,10 +89,11 @@ def run_privatize(args: argparse.Namespace) -> int:
     from ..deploy.streaming import privatize_table  # noqa: PLC0415
 
     mech, source = _data_source(args)
-    design_data = _design_data_guard(args, mech, source)
+    guard = _DesignDataGuard(args, mech, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
-                           progress=_show_progress(args), overwrite=args.force)
+                           progress=_show_progress(args), overwrite=args.force, check_column=guard.check_column)
+    design_data = guard.matched
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
@@ -109,19 +111,38 @@ def run_privatize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _design_data_guard(args: argparse.Namespace, mech: Any, source: Any) -> bool:
-    """Refuse (one line) to privatize the design records unless --allow-design-data; True if they are."""
-    from ..deploy.guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
+class _DesignDataGuard:
+    """Refuse (one line) to privatize the design records unless --allow-design-data; ``matched`` if they are.
 
-    option = "--csv" if args.csv is not None else "--parquet"
-    if not matches_design_data(design_data_of(mech), path=source.path, source=source, column=args.column):
-        return False
-    if not args.allow_design_data:
-        raise CliError(f"argument {option}: {source.path} holds the records {args.mechanism} was designed on: "
-                       f"{DESIGN_DATA_MESSAGE} or pass --allow-design-data")
-    sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on (--allow-design-data): "
-                     "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them\n")
-    return True
+    A ``"file sha256"`` fingerprint (older files) is compared before the pass; a ``"column sha256"`` one during
+    it (:func:`pml_design.deploy.streaming.privatize_table` calls :meth:`check_column` before renaming its output).
+    """
+
+    def __init__(self, args: argparse.Namespace, mech: Any, source: Any) -> None:
+        from ..deploy.guard import design_data_of, matches_design_data  # noqa: PLC0415
+
+        self.args, self.source, self.matched = args, source, False
+        self.fingerprint = design_data_of(mech)
+        self.check_column = self._check if self.fingerprint.get("kind") == "column sha256" else None
+        if self.fingerprint.get("kind") == "file sha256" and matches_design_data(self.fingerprint, path=source.path):
+            self._matched()
+
+    def _check(self, digest: str) -> None:
+        if digest == self.fingerprint.get("sha256"):
+            self._matched()
+
+    def _matched(self) -> None:
+        from ..deploy.guard import DESIGN_DATA_MESSAGE  # noqa: PLC0415
+
+        args = self.args
+        if not args.allow_design_data:
+            option = "--csv" if args.csv is not None else "--parquet"
+            raise CliError(f"argument {option}: {self.source.path} holds the records {args.mechanism} was designed "
+                           f"on: {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
+        self.matched = True
+        sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on "
+                         "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "
+                         "does not cover them\n")
 
 
 def run_estimate(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from ._common import (
     positive_float,
     print_json,
     read_counts,
+    table_source,
 )
 
 
@@ -93,13 +94,11 @@ def run(args: argparse.Namespace) -> int:
         if args.column is None:
             raise CliError(f"argument --column: required with {option}")
         path = args.csv if args.csv is not None else args.parquet
-        labels, counts, n_columns = csv_column_counts(path, args.column, args.delimiter, option,
-                                                      args.parquet is not None, with_width=True)
+        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None)
         source = {option[2:]: path, "column": args.column}
     else:
         counts, labels = read_counts(args.counts)
         source = {"counts": args.counts}
-        n_columns = 0
     if args.categories is not None:
         labels, counts = _on_categories(labels, counts, args.categories)
     elif args.dp_epsilon is not None and args.counts is None:
@@ -121,12 +120,12 @@ def run(args: argparse.Namespace) -> int:
                                      solver_options=_solver_options(args), dp_epsilon=args.dp_epsilon)
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, n_columns)})
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts)})
     else:
         p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
                         solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, n_columns)})
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts)})
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
                      f"the estimate from m={m} samples")
@@ -205,16 +204,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fingerprint(args: argparse.Namespace, counts: Any, n_columns: int) -> dict:
-    """``design_data`` of the mechanism file: the SHA-256 of the input file (:mod:`pml_design.deploy.guard`)."""
-    from ..deploy.guard import file_fingerprint  # noqa: PLC0415
+def _fingerprint(args: argparse.Namespace, counts: Any) -> dict:
+    """``design_data`` of the mechanism file: the SHA-256 of the design column (:mod:`pml_design.deploy.guard`)."""
+    from ..deploy.guard import column_fingerprint  # noqa: PLC0415
 
     if args.counts is not None:
         return {"kind": None, "why": "designed from counts: no records to fingerprint"}
     if args.dp_epsilon is not None:  # a hash of the records is no DP release: keep none
         return {"kind": None, "why": "P-hat from a DP release of the counts (--dp-epsilon): a hash of the design "
                                      "records would not be covered by their DP guarantee"}
-    return file_fingerprint(args.csv if args.csv is not None else args.parquet, counts, n_columns)
+    option = "--csv" if args.csv is not None else "--parquet"
+    path = args.csv if args.csv is not None else args.parquet
+    return column_fingerprint(table_source(path, option, args.delimiter, args.parquet is not None), args.column, counts)
 
 
 def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
@@ -227,7 +228,9 @@ def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
     index = {c: i for i, c in enumerate(cats)}
     outside = [lab for lab, cnt in zip(labels, counts) if str(lab) not in index and cnt > 0]
     if outside:
-        raise CliError(f"argument --categories: the data hold {len(outside)} value(s) outside the list")
+        # no count and no value of the (possibly DP-protected) records in the message
+        raise CliError("argument --categories: the data hold values outside the list (every value of the column "
+                       "must be one of the public categories)")
     out = np.zeros(len(cats), dtype=np.int64)
     for lab, cnt in zip(labels, counts):
         if str(lab) in index:

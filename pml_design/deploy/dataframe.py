@@ -122,10 +122,11 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
         release the original column). It may not name another existing column (refused, not overwritten).
     allow_design_data : bool, default False
         A pandas column whose values (in order) are the records the mechanism was designed on (its
-        ``design_data`` fingerprint, :func:`pml_design.design_from_samples`) is refused: the mechanism file
-        publishes their counts (P̂ · m), which the guarantee does not cover. True privatizes it anyway, with a
-        warning, and marks the result (``result.attrs["pml_design.design_data_privatized"] = True``). Dask
-        frames and designs fingerprinted by file bytes (``pml-design design``) are not checked here.
+        ``design_data`` fingerprint, from :func:`pml_design.design_from_samples` or ``pml-design design``) is
+        refused: the mechanism file publishes their counts (P̂ · m), which the guarantee does not cover. True
+        privatizes it anyway, with a warning, and marks the result
+        (``result.attrs["pml_design.design_data_privatized"] = True``). Dask frames and older files
+        fingerprinted by file bytes (``"file sha256"``) are not checked here.
 
     Returns
     -------

@@ -4,8 +4,8 @@ A designed mechanism leaves the designer as one JSON file that holds everything 
 check it: the matrix (rows = categories, columns = outputs), the category labels in row order and the output
 labels, the target ε and the certified ε, δ, the ℓ1 radius, the centre P̂ of the ball and the number m of
 samples behind it, where P̂ came from (``prior_source``, ``prior_params``), what the design discloses
-(``disclosure``), a fingerprint of the design records (``design_data``), the utility, the library version, and
-a SHA-256 hash of the content.
+(``disclosure``), a fingerprint of the design records (``design_data``), the utility and the distribution it
+is evaluated at (``utility_prior``), the library version, and a SHA-256 hash of the content.
 
 **No raw data.** The file keeps no counts and no input path (format version 2). P̂ is kept only as the centre
 of the ball the guarantee is for; with m it gives the design records' counts (``P̂ · m``), which is why the
@@ -220,6 +220,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         "uncertainty": _uncertainty_doc(uset),
         "utility_name": result.utility_name,  # type: ignore[attr-defined]
         "utility": getattr(result, "utility", None),
+        "utility_prior": getattr(result, "prior", None),
         "statement": _statement(cert, float(result.epsilon), uset, claims),  # type: ignore[attr-defined]
         "disclosure": output_disclosure(W, uset, labels, out_labels),
         "design_data": _design_data(info, source),
@@ -345,8 +346,8 @@ def load_mechanism(path: object) -> "Mechanism":  # noqa: F821
     non-negative and row-stochastic; labels are distinct and one per row / column; P̂, δ and m are valid; every
     stated number agrees with its re-derivation from the others (:func:`_check_claims`: the ball's centre and
     radius, the radius from δ, m, N and the prior source, the output labels, the statement, the disclosure
-    listing); and the exact leakage capacity of the matrix over the ball (core paper, Definition 5) is at most
-    the target ε and equals the stored certified ε. A version-1 file (which may hold the design records'
+    listing, the utility at ``utility_prior``); and the exact leakage capacity of the matrix over the ball
+    (core paper, Definition 5) is at most the target ε and equals the stored certified ε. A version-1 file (which may hold the design records'
     counts and input path) loads with a :class:`MechanismFileWarning`.
 
     Parameters
@@ -436,6 +437,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
 
     n, k = W.shape
     v1 = doc["format_version"] == 1
+    _check_version_fields(doc, v1)
     ball = isinstance(uset, L1Ball)
     radius = doc.get("radius")
     if ball:
@@ -478,6 +480,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         if not math.isclose(expected, float(radius), rel_tol=_CLAIM_RTOL):
             raise _mismatch(f"the radius (for delta={claims['delta']!r}, N={n}, prior_source={source!r}, "
                             f"prior_params={fmt(params)})", radius, expected)
+        _check_private_source(claims, n)
     if v1:
         return
     statement = _statement(cert, eps, uset, claims)
@@ -492,7 +495,63 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
             and math.isclose(a["max_posterior"], b["max_posterior"], rel_tol=_CLAIM_RTOL, abs_tol=1e-12)
             for a, b in zip(stated, derived))):
         raise _mismatch("the disclosure listing", stated, derived)
+    _check_utility(doc, W)
     _check_fingerprint(doc.get("design_data"))
+
+
+def _check_utility(doc: dict, W: np.ndarray) -> None:
+    """The utility of a named utility re-evaluated on the matrix at the stored ``utility_prior`` (files that have
+    one), and ``optimal`` against the stored upper bound (maximised utilities)."""
+    from ..design.utilities import _NAMED, as_utility  # noqa: PLC0415
+
+    name, value = doc.get("utility_name"), doc.get("utility")
+    if doc.get("utility_prior") is None or name not in _NAMED or not isinstance(value, (int, float)):
+        return
+    prior = check_probability_vector(doc["utility_prior"], "utility_prior", size=W.shape[0])
+    derived = float(as_utility(name).value(W, prior))
+    if not math.isclose(value, derived, rel_tol=_CLAIM_RTOL, abs_tol=1e-12):
+        raise _mismatch(f"the utility ({name} of the matrix at utility_prior)", value, derived)
+    bound = doc.get("upper_bound")
+    if doc.get("optimal") is True and name != "frequency_estimation" and isinstance(bound, (int, float)):
+        if not bound - value <= 1e-6 * max(1.0, abs(value)):
+            raise _mismatch(f"optimal (true needs the utility {value!r} within 1e-6 of its upper bound)", bound, value)
+
+
+#: Fields that only format version 2 writes: a version-1 file holding one was relabelled (its claims would be
+#: checked only in part).
+V2_FIELDS: tuple[str, ...] = ("categories_sorted", "prior_source", "prior_params", "disclosure", "design_data")
+
+
+def _check_version_fields(doc: dict, v1: bool) -> None:
+    """A version-2 file holds no raw data; a version-1 file holds no version-2 field (no downgrade)."""
+    if v1:
+        newer = [key for key in V2_FIELDS if key in doc]
+        if newer:
+            raise ValueError(f"format_version is 1 but the file has the version-2 fields {newer}: the version was "
+                             "changed (a version-1 file's claims are checked only in part); refusing to use it")
+        return
+    raw = [key for key in RAW_FIELDS if key in doc]
+    if raw:
+        raise ValueError(f"a format_version 2 file carries no raw data of the design records, but this one has {raw}; "
+                         "refusing to use it; design the mechanism again")
+
+
+def _check_private_source(claims: dict, n: int) -> None:
+    """m and the fixed descriptions of a private P̂ (``"dp"``, ``"ldp reports"``), re-derived from its parameters."""
+    from ..priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius  # noqa: PLC0415
+
+    source, params, m = claims["prior_source"], claims["prior_params"], claims["m"]
+    if source == "dp":
+        for key, value in (("neighbouring", DP_NEIGHBOURING), ("noise", DP_NOISE)):
+            if params.get(key) != value:
+                raise _mismatch(f"prior_params.{key} (what the DP release of the counts is)", params.get(key), value)
+        derived = dp_prior_radius(params["noisy_total"], n, params["dp_epsilon"], params["delta_ball"],
+                                  params["delta_total"])[1]
+        if m != derived:
+            raise _mismatch("m (the lower bound on the design records: noisy_total minus the margin of delta_total)",
+                            m, derived)
+    elif source == "ldp reports" and m != params.get("n_reports"):
+        raise _mismatch("m (the number of the first cohort's reports)", m, params.get("n_reports"))
 
 
 def _check_fingerprint(fp: object) -> None:

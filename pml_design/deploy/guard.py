@@ -5,17 +5,20 @@ A mechanism file publishes P̂ and m, hence the exact counts of the records it w
 Section IV-D: "a portion of a large dataset can be used for estimation"). The file keeps a fingerprint of the
 design input (``design_data``):
 
-* ``"file sha256"`` — SHA-256 of the bytes of the file given to ``pml-design design --csv/--parquet`` (the whole
-  file, every column);
 * ``"column sha256"`` — SHA-256 of the design column's values in order
-  (:func:`pml_design.pipeline.values_sha256`), written by :func:`pml_design.design_from_samples`.
+  (:func:`pml_design.pipeline.values_sha256`), written by :func:`pml_design.design_from_samples` and by
+  ``pml-design design --csv/--parquet`` (:func:`column_fingerprint`);
+* ``"file sha256"`` — SHA-256 of the bytes of the design file, every column: what ``pml-design design`` wrote
+  before it hashed only the column (still recognised; no longer written: a hash of the other columns of the
+  design records, published nowhere else, would let whoever knows most of them confirm guesses of the rest).
 
 Either is kept only when guessing it is hopeless (:func:`pml_design.pipeline.design_fingerprint`: the records'
 order must carry ≥ 128 bits given their counts, which the file reveals anyway); a hash of counts never is.
 ``pml-design privatize`` and :func:`pml_design.privatize_dataframe` compute the same fingerprint of their input
 and refuse it when it matches, unless told otherwise (``--allow-design-data`` / ``allow_design_data=True``). The
-guard catches the same data, not a re-encoded copy (a CSV converted to Parquet has other bytes: with a
-``"file sha256"`` fingerprint it is not recognised).
+guard catches the same column values in the same order (also in a CSV converted to Parquet, or with other
+columns), not a shuffled or re-encoded copy. ``pml-design privatize`` hashes the column during its own pass
+over the input and refuses before its output is renamed into place (no second read).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import os
 import pathlib
 from typing import Any
 
-__all__ = ["DESIGN_DATA_MESSAGE", "design_data_of", "file_fingerprint", "file_sha256", "matches_design_data",
-           "table_column_sha256"]
+__all__ = ["DESIGN_DATA_MESSAGE", "column_fingerprint", "design_data_of", "file_fingerprint", "file_sha256",
+           "matches_design_data", "table_column_sha256", "update_column_digest"]
 
 #: Why privatizing the design records is refused (the end of every such message).
 DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
@@ -58,17 +61,44 @@ def file_fingerprint(path: object, counts: object, n_columns: int) -> dict:
     return {"kind": "file sha256", "sha256": file_sha256(path)}
 
 
-def table_column_sha256(source: Any, column: str) -> str:
-    """:func:`pml_design.pipeline.values_sha256` of a streamed CSV / Parquet column (values trimmed, in order)."""
+def update_column_digest(h: Any, values: Any) -> None:
+    """Feed a batch of a column (pyarrow strings, no nulls) to ``h`` as :func:`pml_design.pipeline.values_sha256`
+    does: each value trimmed, followed by a NUL byte (joined in pyarrow, no Python object per value)."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
 
+    if len(values) == 0:
+        return
+    joined = pc.binary_join_element_wise(pc.utf8_trim_whitespace(values), pa.scalar("\x00"), "")
+    width = np.int64 if pa.types.is_large_string(joined.type) else np.int32
+    offsets = np.frombuffer(joined.buffers()[1], dtype=width)[joined.offset:joined.offset + len(joined) + 1]
+    h.update(memoryview(joined.buffers()[2])[int(offsets[0]):int(offsets[-1])])
+
+
+def table_column_sha256(source: Any, column: str) -> str:
+    """:func:`pml_design.pipeline.values_sha256` of a streamed CSV / Parquet column (values trimmed, in order)."""
     h = hashlib.sha256()
     name = source.resolve(column)
     for batch in source.batches([name]):
-        values = pc.utf8_trim_whitespace(batch.column(0)).to_pylist()
-        if values:
-            h.update(("\x00".join(values) + "\x00").encode("utf-8"))
+        update_column_digest(h, batch.column(0))
     return h.hexdigest()
+
+
+def column_fingerprint(source: Any, column: str, counts: object) -> dict:
+    """``design_data`` of a design read from a file: the SHA-256 of the design column's values in order.
+
+    Only the design column is hashed, never the whole file: the other columns of the design records (ids, ages,
+    …) are published nowhere else, and a hash of them would let whoever knows most records confirm guesses of
+    the rest. Kept under the entropy rule of :func:`pml_design.pipeline.design_fingerprint`.
+    """
+    from ..pipeline import FINGERPRINT_MIN_BITS, order_entropy_bits  # noqa: PLC0415
+
+    bits = order_entropy_bits(counts)
+    if bits < FINGERPRINT_MIN_BITS:
+        return {"kind": None, "why": f"too few design records to fingerprint safely (their order has {bits:.0f} < "
+                f"{FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
+    return {"kind": "column sha256", "sha256": table_column_sha256(source, column)}
 
 
 def design_data_of(mechanism: object) -> dict:

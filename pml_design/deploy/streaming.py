@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import hashlib
 import io
 import os
 import pathlib
@@ -263,7 +264,7 @@ def _write_csv_batch(batch: Any, sink: Any, delimiter: str) -> None:
 
 
 def privatize_table(source: TableSource, column: str, mechanism: Any, output: object, rng: np.random.Generator,
-                    *, progress: bool = False, overwrite: bool = False) -> int:
+                    *, progress: bool = False, overwrite: bool = False, check_column: Any = None) -> int:
     """Write ``source`` to ``output`` with ``column`` replaced by privatized labels; returns the row count.
 
     Implements: the local model of the core paper (Section II), ``Y ∼ P_{Y|X=x}`` per record, by
@@ -271,12 +272,16 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     ``.parquet``/``.pq``, else CSV with the input's delimiter. Nothing is left at ``output`` on failure.
     ``output`` is never the input file nor the mechanism's file (resolved paths); an existing
     ``output`` is replaced only with ``overwrite=True`` (``--force``).
+    ``check_column``, if given, is called with the SHA-256 of the input column
+    (:func:`pml_design.deploy.guard.table_column_sha256`, computed during the same pass) before the output is
+    renamed into place; whatever it raises leaves no output (the design-data guard).
     """
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     from .file import temporary_sibling  # noqa: PLC0415
     from .output import check_output_path  # noqa: PLC0415
+    from .guard import update_column_digest  # noqa: PLC0415
 
     name = source.resolve(column)
     mech_file = (getattr(mechanism, "metadata", None) or {}).get("path")
@@ -289,6 +294,7 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     j = source.header.index(name)
     fd, tmp = temporary_sibling(target)
     rows = 0
+    digest = hashlib.sha256() if check_column is not None else None
     try:
         os.close(fd)  # written through a native Arrow file (see _csv_batches: no Python file inside Arrow)
         with pa.OSFile(str(tmp), "wb") as sink, _progress(source, progress, "privatize") as bar, \
@@ -298,6 +304,8 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
                 sink.write(_csv_header_line(source.header, source.delimiter or ","))
             for batch in batches:
                 x = _codes(batch.column(j), value_set, source, column, labels, rows, "labels")
+                if digest is not None:
+                    update_column_digest(digest, batch.column(j))
                 y = mechanism.privatize_codes(x, rng)
                 cols = list(batch.columns)
                 cols[j] = out_values.take(pa.array(y))
@@ -313,6 +321,8 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
                 raise TableError(f"argument {source.option}: {source.path} has no data rows")
             if writer is not None:
                 writer.close()
+        if digest is not None:
+            check_column(digest.hexdigest())
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
