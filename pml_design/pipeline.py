@@ -300,7 +300,7 @@ def design_from_samples(
         ε₀ > 0: release the design counts with discrete Laplace noise of scale 1/ε₀ per category (ε₀-DP for
         add/remove-one-record neighbours, OpenDP's exact sampler), estimate ``P̂`` from the noisy counts (clipped
         at 0, renormalised) and widen the radius so that the ball still contains P with probability ≥ 1 − δ
-        (δ split as δ₁ = (1 − :data:`DP_DELTA_SHARE`)·δ for the ball, δ₂ for the private record count). Nothing
+        (δ split as δ₁ = (1 − :data:`pml_design.priors.DP_DELTA_SHARE`)·δ for the ball, δ₂ for the private record count). Nothing
         computed from the exact counts is returned or stored; ``m`` becomes the lower bound on the record
         count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them. Each
         call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled samples need the
@@ -364,7 +364,9 @@ def design_from_samples(
             raise ValueError(f"data must have at least 2 categories, got {list(labels)}")
         counts = True
     if dp_epsilon is not None:
-        p_hat, m, beta, params = _dp_estimate(c, data, n, d, dp_epsilon, allow_zero, rng)
+        from .priors import dp_estimate  # noqa: PLC0415
+
+        p_hat, m, beta, params = dp_estimate(c, data, n, d, dp_epsilon, allow_zero, rng)
         source = "dp"
     else:
         if counts:
@@ -423,60 +425,13 @@ def _design_over_ball(p_hat: np.ndarray, m: int, d: float, beta: float, eps: flo
                            prior_params=params)
 
 
-#: Share of δ spent on the private record count of a DP release (δ₂ = share·δ; the ball gets δ₁ = δ − δ₂).
-DP_DELTA_SHARE: float = 0.1
-
-
-def _dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_epsilon: object, allow_zero: bool,
-                 rng: object) -> tuple[np.ndarray, int, float, dict]:
-    """(P̂, m_low, β, prior_params) from an ε₀-DP release of the counts (docs/design.md).
-
-    Validation errors name the format only: nothing computed from the exact counts reaches a message.
-    """
-    from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
-
-    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
-    if count_vector is None:  # integer codes
-        arr = np.asarray(data).ravel()
-        if arr.size == 0:
-            raise ValueError("data must not be empty")
-        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and np.all((arr >= 0) & (arr < n))):
-            raise ValueError(f"samples must be integers in [0, {n})")
-        c = np.bincount(arr.astype(np.int64), minlength=n)
-    else:
-        c = np.asarray(count_vector)
-        if c.ndim != 1 or c.shape[0] != n:
-            raise ValueError(f"counts must have length support_size = {n}, got shape {c.shape}")
-        if not (np.all(np.isfinite(c)) and np.all(c >= 0) and np.all(c == np.round(c))):
-            raise ValueError("counts must be non-negative integers")
-    noisy = dp_release_counts(c, eps0, rng=rng)
-    del c  # from here on only the ε₀-DP release is used
-    d2 = delta * DP_DELTA_SHARE
-    params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
-              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE}
-    beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
-    clipped = np.maximum(noisy, 0).astype(float)
-    if clipped.sum() <= 0:
-        raise ValueError(f"dp_epsilon={eps0!r}: every noisy count is <= 0; use more design records or a larger "
-                         "dp_epsilon")
-    p_hat = clipped / clipped.sum()
-    if not allow_zero and np.any(p_hat == 0):
-        raise ValueError(f"after the {eps0:g}-DP noise, categories {np.flatnonzero(p_hat == 0).tolist()} have a "
-                         "noisy count <= 0 (the estimate lacks full support); pass allow_zero=True to keep the zeros "
-                         "(--allow-zero), or use more design records or a larger dp_epsilon")
-    return p_hat, m_low, beta, params
-
-
 def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, float]:
     """The validated target (ε, δ) of a design from an estimate (δ < 1: δ = 1 makes the statement vacuous)."""
     for arg, value in (("epsilon", epsilon), ("delta", delta)):
         if value is None:
             raise TypeError(f"{caller}() missing required argument: {arg!r}")
     eps = check_design_epsilon(epsilon)
-    d = check_delta(delta)
-    if d >= 1.0:
-        raise ValueError(f"delta must be < 1: delta={d!r} makes the guarantee vacuous (it would hold with "
-                         "probability >= 0); use e.g. delta=1e-6")
+    d = check_delta(delta)  # δ ∈ (0, 1): δ = 1 would make the statement vacuous
     return eps, d
 
 

@@ -33,7 +33,9 @@ from scipy.special import gammaln, logsumexp
 from ._validation import check_delta, check_positive_int, check_positive_real, fmt
 
 __all__ = [
+    "DP_DELTA_SHARE",
     "DP_NEIGHBOURING",
+    "dp_estimate",
     "dp_ball_radius",
     "dp_count_margin",
     "dp_prior_radius",
@@ -367,3 +369,49 @@ def ldp_generic_radius(support_size: int, gap: float, n_reports: int, delta: flo
     beta = 2.0 * n * math.sqrt(math.log(2.0 * n / d) / (2.0 * n1)) / g
     return beta if beta <= 2.0 else math.inf
 
+
+#: Share of δ spent on the private record count of a DP release (δ₂ = share·δ; the ball gets δ₁ = δ − δ₂).
+DP_DELTA_SHARE: float = 0.1
+
+
+def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_epsilon: object, allow_zero: bool,
+                 rng: object) -> tuple[np.ndarray, int, float, dict]:
+    """(P̂, m_low, β, prior_params) from an ε₀-DP release of the counts (docs/design.md §11.1).
+
+    Used by :func:`pml_design.design_from_samples` with ``dp_epsilon``: ``count_vector`` holds the counts (or None
+    with integer codes in ``data``); ``rng`` as in :func:`dp_release_counts`.
+
+    Validation errors name the format only: nothing computed from the exact counts reaches a message.
+    """
+    from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
+
+    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    if count_vector is None:  # integer codes
+        arr = np.asarray(data).ravel()
+        if arr.size == 0:
+            raise ValueError("data must not be empty")
+        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and np.all((arr >= 0) & (arr < n))):
+            raise ValueError(f"samples must be integers in [0, {n})")
+        c = np.bincount(arr.astype(np.int64), minlength=n)
+    else:
+        c = np.asarray(count_vector)
+        if c.ndim != 1 or c.shape[0] != n:
+            raise ValueError(f"counts must have length support_size = {n}, got shape {c.shape}")
+        if not (np.all(np.isfinite(c)) and np.all(c >= 0) and np.all(c == np.round(c))):
+            raise ValueError("counts must be non-negative integers")
+    noisy = dp_release_counts(c, eps0, rng=rng)
+    del c  # from here on only the ε₀-DP release is used
+    d2 = delta * DP_DELTA_SHARE
+    params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
+              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE}
+    beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
+    clipped = np.maximum(noisy, 0).astype(float)
+    if clipped.sum() <= 0:
+        raise ValueError(f"dp_epsilon={eps0!r}: every noisy count is <= 0; use more design records or a larger "
+                         "dp_epsilon")
+    p_hat = clipped / clipped.sum()
+    if not allow_zero and np.any(p_hat == 0):
+        raise ValueError(f"after the {eps0:g}-DP noise, categories {np.flatnonzero(p_hat == 0).tolist()} have a "
+                         "noisy count <= 0 (the estimate lacks full support); pass allow_zero=True to keep the zeros "
+                         "(--allow-zero), or use more design records or a larger dp_epsilon")
+    return p_hat, m_low, beta, params
