@@ -178,7 +178,20 @@ def design_frequency_estimation(
         if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
             _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
                                progress_bar(total=max_iter, desc="estimation design", enabled=progress), time_limit)
+    _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
+
+
+def _offer_cleaned(best: _Incumbent) -> None:
+    """Offer the incumbent without its interior-point noise: entries ≤ 1e-6 × their column's maximum and "ghost"
+    outputs (reached with probability ~1e-8) become exact zeros (:func:`~pml_design.design.lp.clean_tiny`); it is
+    certified again and kept when its error is within 1e-6 (relative) on fewer outputs, as the output reduction is."""
+    from ..lp import clean_tiny  # noqa: PLC0415
+
+    W = clean_tiny(best.cert.matrix, rtol=1e-6)
+    W = W[:, W.sum(axis=0) > 0]
+    if W.shape[1] < best.cert.matrix.shape[1] and np.all(W.sum(axis=1) > 0):
+        best.offer(W, best.source + " (cleaned)", rtol=1e-6)
 
 
 def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state: dict, gen, deadline: float,
