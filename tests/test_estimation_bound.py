@@ -259,3 +259,21 @@ def test_bad_input_is_named():
         B.max_ray_value(L1Ball(p, 0.1), 1.0, np.array([0.5, 0.5, 0.0, 0.0]), M, np.zeros(4))
     with pytest.raises(ValueError, match="M must be"):
         B.max_ray_value(L1Ball(p, 0.1), 1.0, p, np.eye(3), np.zeros(4))
+
+
+def test_data_processing_floor_of_the_estimation_bound():
+    """F(W) ⪯ diag(1/P) for every channel (a report carries at most what X does), so tr F⁻¹ − ‖P‖² ≥ 1 − ‖P‖²:
+    checked on random channels by eigenvalues (not by the formula), and the design's lower bound is at least it."""
+    from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        n, m = rng.integers(2, 8), rng.integers(2, 12)
+        W = rng.dirichlet(np.ones(m) * 0.5, size=n)
+        p = rng.dirichlet(np.ones(n))
+        F = fisher_information(W, p)
+        assert np.linalg.eigvalsh(np.diag(1 / p) - F).min() >= -1e-9 * np.abs(F).max()
+    p = rng.dirichlet(np.ones(30))
+    res = pml.design(pml.L1Ball(p, 0.3), 1.0, utility="frequency_estimation",
+                     solver_options={"time_limit": 2, "progress": False})
+    assert 1 - p @ p - 1e-12 <= res.lower_bound <= res.utility

@@ -263,6 +263,9 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     value = best.value
     lower = state["lower"]
     lower_val = (lower if d_opt else lower - float(prior @ prior)) if math.isfinite(lower) else -math.inf
+    # data processing for Fisher information: a report of X carries at most what X does, F ⪯ diag(1/P), so
+    # tr F⁻¹ ≥ 1 (A) and log det F⁻¹ ≥ Σ log P (D) for every mechanism, private or not (docs/design.md §7.1)
+    lower_val = max(lower_val, float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior))
     proven = state["proven"]
     optimal = bool(proven and proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))
     n = uset.size
