@@ -3,7 +3,7 @@
 For linear objectives (probability of the truth, ``G = I``; negative expected distortion ``G = −|x − y|``) on an
 ℓ1 ball inside Proposition 2 (``β = P̂_min / 2``, ε = 1), times:
 
-* ``sparse``: ``design(ball, ε, utility=LinearUtility(G))`` — the sparse LP (:mod:`pml_design.design.lp`)
+* ``sparse``: ``design(ball, ε, utility=LinearUtility(G))`` — the sparse LP (:mod:`pml_design.design.linear.lp`)
   with the default backend (Clarabel, native API), including the valid bound, cleaning and certification;
 * ``cvxpy``: the plain compact cvxpy model (``build_polytope`` + ``Problem.solve(solver="CLARABEL")``), model
   building, compilation and solve only (no certification);
@@ -172,7 +172,7 @@ def run_gpu(
     """
     import os  # noqa: PLC0415
 
-    from pml_design.design.backends import get_backend  # noqa: PLC0415
+    from pml_design.design.linear.backends import get_backend  # noqa: PLC0415
 
     get_backend("CUPDLPX")  # ImportError naming what is missing (the extra, or a CUDA device)
     outdir = pathlib.Path(outdir)

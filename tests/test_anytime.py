@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import pml_design as pd
 from pml_design.design import PMLDesignWarning, in_cone, l1_ball_rays, tradeoff_curve
-from pml_design.design.ball_pricing import BallCone, PairPricer, mass_phi
+from pml_design.design.scalable.ball_pricing import BallCone, PairPricer, mass_phi
 from pml_design.design.utilities import MutualInformation, as_utility
 from pml_design.mechanisms.closed_form import randomized_response_for_pml
 

@@ -20,8 +20,8 @@ import pml_design as pd
 from pml_design.design import design, in_cone, l1_ball_rays
 from pml_design.design.utilities import as_utility
 
-bp = importlib.import_module("pml_design.design.ball_pricing")
-bcb = importlib.import_module("pml_design.design.ball_column_bound")
+bp = importlib.import_module("pml_design.design.scalable.ball_pricing")
+bcb = importlib.import_module("pml_design.design.scalable.ball_column_bound")
 
 UTILS = ["mutual_information", "chi_square_information", "total_variation_information"]
 

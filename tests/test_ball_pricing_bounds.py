@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pml_design.design.ball_pricing import BallCone, PairPricer, mass_phi
+from pml_design.design.scalable.ball_pricing import BallCone, PairPricer, mass_phi
 from pml_design.design.utilities import as_utility
 
 UTILS = ["mutual_information", "chi_square_information", "total_variation_information", "linear"]

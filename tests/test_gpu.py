@@ -16,7 +16,7 @@ import pml_design as pd
 from pml_design.design import LinearUtility, design, distortion_gain
 from tests.conftest import linear_design_optimum
 
-backends = importlib.import_module("pml_design.design.backends")
+backends = importlib.import_module("pml_design.design.linear.backends")
 
 pytestmark = pytest.mark.skipif(
     not backends.backend_available("CUPDLPX"), reason="needs cupdlpx (pml-design[gpu]) and a CUDA device"

@@ -177,7 +177,7 @@ def test_huge_epsilon_and_large_finite_sets_give_named_errors():
 def test_enumeration_pricing_is_the_exact_maximum_over_all_rays(util_name):
     import importlib
 
-    bp = importlib.import_module("pml_design.design.ball_pricing")
+    bp = importlib.import_module("pml_design.design.scalable.ball_pricing")
     util = as_utility(util_name)
     rng = np.random.default_rng(5)
     for _ in range(6):

@@ -21,8 +21,8 @@ import pml_design as pd
 from pml_design.design import LinearUtility, design, distortion_gain, linear_design_lp, tradeoff_curve
 from tests.conftest import linear_design_optimum
 
-lp_mod = importlib.import_module("pml_design.design.lp")
-backends = importlib.import_module("pml_design.design.backends")
+lp_mod = importlib.import_module("pml_design.design.linear.lp")
+backends = importlib.import_module("pml_design.design.linear.backends")
 
 
 def _instance(seed: int) -> tuple:
@@ -353,7 +353,7 @@ def test_time_limit_covers_the_whole_linear_design_and_warns(capsys):
 def test_time_limited_solve_keeps_time_for_certification(monkeypatch):
     """The backend gets the time left minus a share for what follows it (measured 32 s after a 145 s solve at
     N = 4000 on the GPU machine): ``POST_SOLVE_S_PER_NNZ`` per LP nonzero, at most 30 % of what is left."""
-    from pml_design.design import lp as lp_mod
+    from pml_design.design.linear import lp as lp_mod
 
     seen: list = []
     b = backends.get_backend("CLARABEL")
@@ -393,8 +393,8 @@ def test_an_unfinished_iterate_with_empty_rows_is_still_certified(monkeypatch):
     """Found on the GPU machine (N = 4000, time limit): the support polish, stopped by the limit, returned rows
     without mass and the design raised CertificationError. Such rows now take the other rows' mean (or the whole
     matrix a constant column); a stopped support solve is not used as a polish."""
-    from pml_design.design import lp as lp_mod
-    from pml_design.design.backends import LPSolution
+    from pml_design.design.linear import lp as lp_mod
+    from pml_design.design.linear.backends import LPSolution
 
     uset, eps, G, p = _instance(22)
     util = LinearUtility(G)
@@ -423,7 +423,7 @@ def test_an_unfinished_iterate_with_empty_rows_is_still_certified(monkeypatch):
 def test_support_polish_needs_time_for_its_setup(monkeypatch):
     """With less time left than ``POST_SOLVE_S_PER_NNZ`` per nonzero, the exact support solve is not started (its
     setup is outside any time limit: 50 s on a 12 s budget at N = 4000 on the GPU machine)."""
-    from pml_design.design import lp as lp_mod
+    from pml_design.design.linear import lp as lp_mod
 
     uset, eps, G, p = _instance(20)
     called: list = []
@@ -442,7 +442,7 @@ def test_support_polish_needs_time_for_its_setup(monkeypatch):
 def test_an_all_zero_iterate_is_not_valued_as_a_perfect_mechanism(monkeypatch):
     """Review 2: a stopped solve returning x = 0 was "certified" as a one-column constant mechanism, which
     LinearUtility.value broadcast against the gain: probability of truth 1.0 at ε = 1, reported optimal."""
-    from pml_design.design.backends import LPSolution
+    from pml_design.design.linear.backends import LPSolution
 
     n = 6
     p = np.random.default_rng(1).dirichlet(np.ones(n))

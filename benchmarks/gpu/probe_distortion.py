@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from benchmarks.bench_scale import OBJECTIVES, _instance  # noqa: E402
 from pml_design.design import LinearUtility, design  # noqa: E402
-from pml_design.design import backends as B  # noqa: E402
+from pml_design.design.linear import backends as B  # noqa: E402
 
 CALLS: list[dict] = []
 
@@ -67,7 +67,7 @@ def _verbose_cupdlpx() -> None:
 def main() -> None:
     import os  # noqa: PLC0415
 
-    from pml_design.design import lp as lp_mod  # noqa: PLC0415
+    from pml_design.design.linear import lp as lp_mod  # noqa: PLC0415
 
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)

@@ -11,10 +11,10 @@ Where things are
 ----------------
 * :mod:`.api` — :func:`design`: validation and dispatch;
 * :mod:`.polytope` — ``M(ε, 𝒫)`` as cvxpy constraints (Proposition 2, Corollary 1, [15, Lemma 1], Remark 1);
-* :mod:`.lp_model`, :mod:`.lp`, :mod:`.backends` — linear designs as sparse LPs with a valid bound;
+* :mod:`.linear` (``lp_model``, ``lp``, ``backends``) — linear designs as sparse LPs with a valid bound;
 * :mod:`.rays`, :mod:`.exact` — the extreme rays and [15, Theorem 6]'s ray LP (:func:`solve_ray_lp`,
   :func:`ray_lp_upper_bound`);
-* :mod:`.scalable`, :mod:`.ball_pricing`, :mod:`.ball_column_bound`, :mod:`.anytime` — column generation on that LP
+* :mod:`.scalable` (with ``ball_pricing``, ``ball_column_bound``), :mod:`.anytime` — column generation on that LP
   (anytime, bounded; outside Proposition 2: nested-pair pricing and the best-column bound);
 * :mod:`.estimation` — the frequency-estimation (A/D-optimal) design;
 * :mod:`.tradeoff` — utility–privacy curves; :mod:`.certify`, :mod:`.result` — certification and results;
@@ -25,11 +25,11 @@ Where things are
 from __future__ import annotations
 
 from .api import DEFAULT_SOLVER, design
-from .backends import BACKENDS as LP_BACKENDS
-from .backends import LPSolution, register_backend
+from .linear.backends import BACKENDS as LP_BACKENDS
+from .linear.backends import LPSolution, register_backend
 from .certify import CERT_TOL, Certificate, CertificationError, certified_result, certify, clean_matrix
 from .exact import ray_lp_upper_bound, solve_ray_lp
-from .lp import LinearProgram, linear_design_lp, solve_linear_design, use_sparse_path
+from .linear.lp import LinearProgram, linear_design_lp, solve_linear_design, use_sparse_path
 from .polytope import FORMS, MechanismPolytope, build_polytope, check_form, default_form
 from .rays import (
     AUTO_EXACT_SIZE,

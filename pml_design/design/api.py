@@ -17,10 +17,10 @@ import numpy as np
 from .._validation import check_design_epsilon, check_positive_int, check_probability_vector, fmt
 from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit, warn_result_gap
-from .backends import BACKENDS as LP_BACKENDS
+from .linear.backends import BACKENDS as LP_BACKENDS
 from .certify import certified_result
 from .exact import _design_subconvex_exact
-from .lp import solve_linear_design, use_sparse_path
+from .linear.lp import solve_linear_design, use_sparse_path
 from .polytope import _solve, build_polytope, check_form
 from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
 from .result import DesignResult, SolverFailedError
@@ -158,9 +158,9 @@ def design(
     solver : str, optional
         A cvxpy solver name (e.g. "CLARABEL", "ECOS", "HIGHS"). Default: :data:`DEFAULT_SOLVER` for convex
         designs; SciPy's HiGHS (a vertex solution with duals) for the extreme-ray LP. Linear utilities are
-        solved as a sparse LP without cvxpy (:func:`~pml_design.design.lp.solve_linear_design`) by the LP
+        solved as a sparse LP without cvxpy (:func:`~pml_design.design.linear.lp.solve_linear_design`) by the LP
         backend "CLARABEL" (default), "HIGHS", "CUPDLPX" (GPU, extra ``pml-design[gpu]``; chosen automatically
-        from N = :data:`~pml_design.design.backends.GPU_AUTO_SIZE` when it imports and a CUDA device exists)
+        from N = :data:`~pml_design.design.linear.backends.GPU_AUTO_SIZE` when it imports and a CUDA device exists)
         or "PDLP_CPU"; other cvxpy names (ECOS, SCS, ...) use the cvxpy model.
     prior : array_like, optional
         Distribution under which the utility is evaluated; defaults to the ball's center (the estimate P̂)
@@ -173,7 +173,7 @@ def design(
         Passed to ``cvxpy.Problem.solve``; for a linear utility on the sparse LP path: ``backend``
         ("auto", "sparse" or "cvxpy": the cvxpy model, e.g. as a cross-check), ``tol``, ``time_limit`` (whole
         call; default None: to optimality), ``polish``, ``polish_solver``, ``progress`` (a start and an end line
-        on stderr) (:func:`~pml_design.design.lp.solve_linear_design`); for ``method="scalable"``
+        on stderr) (:func:`~pml_design.design.linear.lp.solve_linear_design`); for ``method="scalable"``
         (also chosen by "auto" for large alphabets) and ``utility="frequency_estimation"``:
         ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with

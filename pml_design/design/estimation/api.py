@@ -184,9 +184,9 @@ def design_frequency_estimation(
 
 def _offer_cleaned(best: _Incumbent) -> None:
     """Offer the incumbent without its interior-point noise: entries ≤ 1e-6 × their column's maximum and "ghost"
-    outputs (reached with probability ~1e-8) become exact zeros (:func:`~pml_design.design.lp.clean_tiny`); it is
+    outputs (reached with probability ~1e-8) become exact zeros (:func:`~pml_design.design.linear.lp.clean_tiny`); it is
     certified again and kept when its error is within 1e-6 (relative) on fewer outputs, as the output reduction is."""
-    from ..lp import clean_tiny  # noqa: PLC0415
+    from ..linear.lp import clean_tiny  # noqa: PLC0415
 
     W = clean_tiny(best.cert.matrix, rtol=1e-6)
     W = W[:, W.sum(axis=0) > 0]

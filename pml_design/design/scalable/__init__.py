@@ -10,7 +10,7 @@ is the union over ``S`` of boxes ``{S ≤ c ≤ T(S), ν·c = 1}`` with ``T(S) =
 * simplex (ν = prior):         ``T(S) = e^ε S``                             (ε-LDP, Remark 1)
 
 and, for an ℓ1 ball outside Proposition 2 (β ≥ 2 min P̂), the nested-pair rays of the ball's cone
-(:mod:`~pml_design.design.ball_pricing`).
+(:mod:`~pml_design.design.scalable.ball_pricing`).
 
 Optimality certificate
 ----------------------

@@ -140,7 +140,7 @@ def design_scalable(
         # (docs/design.md §5), started from certified seeds.
         if not np.allclose(prior, uset.center, rtol=0.0, atol=1e-12):  # the bounds are computed with the center
             raise ValueError("method='scalable' outside Proposition 2 needs the utility prior to be the ball's center")
-        from ..ball_pricing import mass_phi  # noqa: PLC0415
+        from .ball_pricing import mass_phi  # noqa: PLC0415
 
         seeds = _ball_seeds(uset, eps, util, prior, time_limit, max_nodes)
         if isinstance(util, LinearUtility):  # a gain with M outputs values only mechanisms with those M outputs

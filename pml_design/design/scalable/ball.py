@@ -1,7 +1,7 @@
 """Column generation for the ℓ1 ball outside Proposition 2: exact nested-pair pricing and certified seeds.
 
 Implements: [15, Theorem 6]'s extreme-ray LP for ``M(ε, B_β(P̂))`` at any radius (β ≥ 2 min P̂ included) by column
-generation with the exact pricing of :mod:`~pml_design.design.ball_pricing` over the nested-pair rays
+generation with the exact pricing of :mod:`~pml_design.design.scalable.ball_pricing` over the nested-pair rays
 ``a·1_U + b·1_{V∖U}`` of the ball's cone (``docs/design.md`` §5, prefix-pair lemmas), started from certified
 seeds: randomized response at the largest admissible ε, the inner approximation ``M(ε', P̂) ⊆ M(ε, B_β(P̂))``
 with ``ε' = log(e^ε/(1 + βe^ε/2))`` (``docs/errata.md`` C4) and, for small N, the linear "truth" design.
@@ -94,8 +94,8 @@ def ball_column_generation(
     cannot certify when the best columns are near-uniform on a set of mass θ (a subset-sum question; docs §5).
     ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
     """
-    from ..ball_column_bound import max_column_value, threshold_pairs  # noqa: PLC0415
-    from ..ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415
+    from .ball_column_bound import max_column_value, threshold_pairs  # noqa: PLC0415
+    from .ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
 
     t0 = time.perf_counter()

@@ -3,7 +3,7 @@
 Implements: core paper eq. (9) for a linear utility over the polytope of Proposition 2 / Corollary 1 /
 [15, Lemma 1] / Remark 1, assembled as a sparse LP (:func:`linear_design_lp`, :mod:`.lp_model`), solved by an LP
 backend (:mod:`.backends`), with ``upper_bound`` the weak-duality bound of
-:meth:`~pml_design.design.lp_model.LinearProgram.valid_upper_bound` (valid whatever the solver's accuracy); solver
+:meth:`~pml_design.design.linear.lp_model.LinearProgram.valid_upper_bound` (valid whatever the solver's accuracy); solver
 noise becomes exact zeros (:func:`clean_tiny`), a violated guarantee is repaired without filling zeros
 (:func:`repair_preserving_zeros`), the matrix is certified exactly (:func:`~pml_design.design.certify.certify`)
 and polished while the gap is large (:func:`solve_linear_design`).
@@ -75,7 +75,7 @@ def _cvxpy_solvers() -> list[str]:
 
 
 def _linear_options(options: dict | None) -> dict:
-    from .anytime import _check_time_limit  # noqa: PLC0415
+    from ..anytime import _check_time_limit  # noqa: PLC0415
 
     opts = dict(options or {})
     unknown = set(opts) - set(LINEAR_OPTIONS)
@@ -131,7 +131,7 @@ def repair_preserving_zeros(matrix: np.ndarray, uset: object, epsilon: float) ->
 
     Returns ``(matrix, λ)``; λ = 0 and the input if nothing is violated.
     """
-    from .certify import CERT_TOL  # noqa: PLC0415
+    from ..certify import CERT_TOL  # noqa: PLC0415
 
     W = np.asarray(matrix, dtype=float)
     e = float(np.exp(max(epsilon - CERT_TOL, 0.0)))
@@ -153,7 +153,7 @@ def _fill_empty_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     columns' maxima would be emptied there. The output alphabet (columns) is kept: a linear utility's value needs
     the gain's columns.
     """
-    from .certify import CLEAN_ZERO_TOL  # noqa: PLC0415
+    from ..certify import CLEAN_ZERO_TOL  # noqa: PLC0415
 
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W) | (W < 0)] = 0.0
@@ -184,8 +184,8 @@ def _certify_candidate(raw: np.ndarray, uset: object, eps: float, util: object, 
     If a repair was needed, the plain certification of ``raw`` (uniform repair) is computed too and kept
     if its utility is higher by more than :data:`ZERO_RTOL` (relative). Returns ``(matrix passed on, Certificate, utility)``.
     """
-    from ..uncertainty import leakage_capacity  # noqa: PLC0415
-    from .certify import CERT_TOL, Certificate, certify, clean_matrix  # noqa: PLC0415
+    from ...uncertainty import leakage_capacity  # noqa: PLC0415
+    from ..certify import CERT_TOL, Certificate, certify, clean_matrix  # noqa: PLC0415
 
     raw, cleaned = _fill_empty_rows(raw)
     W = clean_matrix(cleaned, drop_empty_columns=False)
@@ -298,7 +298,7 @@ def solve_linear_design(
     Implements: core paper eq. (9) with a linear utility; the bound of the module docstring; certification
     (:func:`~pml_design.design.certify.certify`).
 
-    1. Build the LP, solve it with ``solver`` (:func:`~pml_design.design.backends.select_backend`).
+    1. Build the LP, solve it with ``solver`` (:func:`~pml_design.design.linear.backends.select_backend`).
     2. ``upper_bound`` = the valid bound from the solver's row multipliers (never below the optimum).
     3. Entries ≤ :data:`ZERO_RTOL` × row max become exact zeros; the matrix is certified (exact leakage,
        repaired if needed).
@@ -315,7 +315,7 @@ def solve_linear_design(
     prior : numpy.ndarray
         The distribution the utility is evaluated under.
     solver : str, optional
-        An LP backend name (:data:`~pml_design.design.backends.BACKENDS`); None: automatic.
+        An LP backend name (:data:`~pml_design.design.linear.backends.BACKENDS`); None: automatic.
     form : str
         A :data:`SPARSE_FORMS` name or "auto".
     options : dict, optional
@@ -344,11 +344,11 @@ def solve_linear_design(
         ``time_limit``; the message names the gap and says to raise the limit.
     """
     from .backends import get_backend, select_backend  # noqa: PLC0415
-    from .certify import certified_result  # noqa: PLC0415
-    from .result import SolverFailedError  # noqa: PLC0415
+    from ..certify import certified_result  # noqa: PLC0415
+    from ..result import SolverFailedError  # noqa: PLC0415
 
-    from ..progress import progress_enabled  # noqa: PLC0415
-    from .anytime import _default_progress, warn_result_gap  # noqa: PLC0415
+    from ...progress import progress_enabled  # noqa: PLC0415
+    from ..anytime import _default_progress, warn_result_gap  # noqa: PLC0415
 
     opts = _linear_options(options)
     name = select_backend(solver, uset.size)  # type: ignore[attr-defined]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .utilities import ChiSquareInformation, MutualInformation, TotalVariationInformation
+from ..utilities import ChiSquareInformation, MutualInformation, TotalVariationInformation
 
 __all__ = ["MAX_ENUMERATION_SIZE", "BallCone", "PairPricer", "mass_phi"]
 

@@ -6,7 +6,7 @@ the same forms as :mod:`.polytope` ("compact", "dual", "fixed", "finite", "ldp";
 
     ``max cᵀx  s.t.  row_lower ≤ A x ≤ row_upper,  lb ≤ x ≤ ub``
 
-and handed to an LP backend (:mod:`.backends`) by :func:`~pml_design.design.lp.solve_linear_design`. The marginal ``q = P̂ᵀP`` (and ``Q = ΠP`` for a finite set)
+and handed to an LP backend (:mod:`.backends`) by :func:`~pml_design.design.linear.lp.solve_linear_design`. The marginal ``q = P̂ᵀP`` (and ``Q = ΠP`` for a finite set)
 is substituted into the privacy rows instead of being a variable: each privacy row then holds one column
 of P (N non-zeros) plus its auxiliaries, so the matrix has O(N·M) non-zeros and no extra equality rows.
 
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_epsilon, check_finite_array
-from ..uncertainty import as_uncertainty_set
-from .polytope import _center, resolve_form
+from ..._validation import check_epsilon, check_finite_array
+from ...uncertainty import as_uncertainty_set
+from ..polytope import _center, resolve_form
 
 __all__ = ["SPARSE_FORMS", "LinearProgram", "linear_design_lp"]
 

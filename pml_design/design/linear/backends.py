@@ -1,6 +1,6 @@
 """LP backends for the sparse linear designs: one interface, several solvers.
 
-Every backend solves a :class:`~pml_design.design.lp_model.LinearProgram` (``max cᵀx, row_lower ≤ Ax ≤ row_upper,
+Every backend solves a :class:`~pml_design.design.linear.lp_model.LinearProgram` (``max cᵀx, row_lower ≤ Ax ≤ row_upper,
 lb ≤ x ≤ ub``) and returns an :class:`LPSolution` with the primal ``x`` and row multipliers ``y`` in the
 maximisation convention (``y_i ≥ 0`` on a binding upper row bound: ``c ≈ Aᵀy`` plus reduced costs).
 
@@ -13,7 +13,7 @@ name           kind    solver
 ``PDLP_CPU``   first   HiGHS's CPU port of cuPDLP (``solver="pdlp"``): the GPU path's stand-in on a CPU
 =============  ======  =========================================================================================
 
-"First-order" answers are approximate (relative tolerance); :func:`~pml_design.design.lp.solve_linear_design`
+"First-order" answers are approximate (relative tolerance); :func:`~pml_design.design.linear.lp.solve_linear_design`
 certifies them, computes a valid bound from their ``y`` and polishes when the gap is above 1e-6.
 """
 
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import fmt
+from ..._validation import fmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from .lp_model import LinearProgram
@@ -192,7 +192,7 @@ class HighsBackend:
         import highspy  # noqa: PLC0415
 
         inf = highspy.kHighsInf
-        from .quiet import new_highs  # noqa: PLC0415
+        from ..quiet import new_highs  # noqa: PLC0415
 
         h = new_highs()
         h.setOptionValue("solver", self.method)
