@@ -113,19 +113,21 @@ def values_sha256(values: object) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def design_fingerprint(values: object, counts: object) -> dict:
+def design_fingerprint(values: object, counts: object, *, sha256: str | None = None) -> dict:
     """The fingerprint of the design records that a mechanism file keeps (``design_data``).
 
     ``{"kind": "column sha256", "sha256": …}`` (:func:`values_sha256`) when the records' order has at least
     :data:`FINGERPRINT_MIN_BITS` bits of entropy given their counts (:func:`order_entropy_bits`), else
     ``{"kind": None, "why": …}``: a hash of a few records could be inverted by trying every order. A hash of
-    counts is never kept (a small histogram is guessed quickly).
+    counts is never kept (a small histogram is guessed quickly). ``sha256``: the column's digest when the caller
+    already has it (``pml-design design`` hashes a streamed file in the pass that counts it); ``values`` is then
+    not read.
     """
     bits = order_entropy_bits(counts)
     if bits < FINGERPRINT_MIN_BITS:
         return {"kind": None, "why": f"too few design records to fingerprint safely (their order has {bits:.0f} < "
                 f"{FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
-    return {"kind": "column sha256", "sha256": values_sha256(values)}
+    return {"kind": "column sha256", "sha256": values_sha256(values) if sha256 is None else sha256}
 
 
 @dataclass(frozen=True)

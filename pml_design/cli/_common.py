@@ -185,16 +185,14 @@ def table_source(path: str, option: str, delimiter: str | None = None, parquet: 
 
 
 def csv_column_counts(path: str, column: str, delimiter: str | None, option: str = "--csv",
-                      parquet: bool | None = None, *, with_width: bool = False) -> Any:
+                      parquet: bool | None = None, *, digest: Any = None) -> Any:
     """Sorted distinct values of a column and their counts (streamed; blanks and '?'/NA dropped).
 
-    With ``with_width=True`` also the number of columns of the file: ``(labels, counts, n_columns)``.
+    ``digest``: a ``hashlib`` object fed the column in the same pass (:func:`pml_design.deploy.streaming.column_counts`).
     """
     from ..deploy.streaming import column_counts  # noqa: PLC0415
 
-    source = table_source(path, option, delimiter, parquet)
-    labels, counts = column_counts(source, column)
-    return (labels, counts, len(source.header)) if with_width else (labels, counts)
+    return column_counts(table_source(path, option, delimiter, parquet), column, digest=digest)
 
 
 def read_counts(path: str) -> tuple[np.ndarray, list[str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import pathlib
 from typing import Any
@@ -94,11 +95,15 @@ def run(args: argparse.Namespace) -> int:
         if args.column is None:
             raise CliError(f"argument --column: required with {option}")
         path = args.csv if args.csv is not None else args.parquet
-        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None)
+        # the design column's SHA-256 in the same pass (not with --dp-epsilon: no hash of DP-protected records)
+        digest = hashlib.sha256() if args.dp_epsilon is None else None
+        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None,
+                                           digest=digest)
         source = {option[2:]: path, "column": args.column}
     else:
         counts, labels = read_counts(args.counts)
         source = {"counts": args.counts}
+        digest = None
     if args.categories is not None:
         labels, counts = _on_categories(labels, counts, args.categories)
     elif args.dp_epsilon is not None and args.counts is None:
@@ -120,12 +125,12 @@ def run(args: argparse.Namespace) -> int:
                                      solver_options=_solver_options(args), dp_epsilon=args.dp_epsilon)
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts)})
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
     else:
         p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
                         solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts)})
+        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
                      f"the estimate from m={m} samples")
@@ -208,18 +213,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fingerprint(args: argparse.Namespace, counts: Any) -> dict:
-    """``design_data`` of the mechanism file: the SHA-256 of the design column (:mod:`pml_design.deploy.guard`)."""
-    from ..deploy.guard import column_fingerprint  # noqa: PLC0415
+def _fingerprint(args: argparse.Namespace, counts: Any, digest: Any) -> dict:
+    """``design_data`` of the mechanism file: the design column's SHA-256 (:func:`pml_design.pipeline.design_fingerprint`)."""
+    from ..pipeline import design_fingerprint  # noqa: PLC0415
 
     if args.counts is not None:
         return {"kind": None, "why": "designed from counts: no records to fingerprint"}
     if args.dp_epsilon is not None:  # a hash of the records is no DP release: keep none
         return {"kind": None, "why": "P-hat from a DP release of the counts (--dp-epsilon): a hash of the design "
                                      "records would not be covered by their DP guarantee"}
-    option = "--csv" if args.csv is not None else "--parquet"
-    path = args.csv if args.csv is not None else args.parquet
-    return column_fingerprint(table_source(path, option, args.delimiter, args.parquet is not None), args.column, counts)
+    return design_fingerprint(None, counts, sha256=digest.hexdigest())
 
 
 def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:

@@ -7,7 +7,7 @@ design input (``design_data``):
 
 * ``"column sha256"`` — SHA-256 of the design column's values in order
   (:func:`pml_design.pipeline.values_sha256`), written by :func:`pml_design.design_from_samples` and by
-  ``pml-design design --csv/--parquet`` (:func:`column_fingerprint`);
+  ``pml-design design --csv/--parquet`` (the column hashed in the pass that counts it, :func:`update_column_digest`);
 * ``"file sha256"`` — SHA-256 of the bytes of the design file, every column: what ``pml-design design`` wrote
   before it hashed only the column (still recognised; no longer written: a hash of the other columns of the
   design records, published nowhere else, would let whoever knows most of them confirm guesses of the rest).
@@ -28,8 +28,8 @@ import os
 import pathlib
 from typing import Any
 
-__all__ = ["DESIGN_DATA_MESSAGE", "column_fingerprint", "design_data_of", "file_fingerprint", "file_sha256",
-           "matches_design_data", "table_column_sha256", "update_column_digest"]
+__all__ = ["DESIGN_DATA_MESSAGE", "design_data_of", "file_sha256", "matches_design_data", "table_column_sha256",
+           "update_column_digest"]
 
 #: Why privatizing the design records is refused (the end of every such message).
 DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
@@ -44,21 +44,6 @@ def file_sha256(path: object, *, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def file_fingerprint(path: object, counts: object, n_columns: int) -> dict:
-    """``design_data`` of a design read from a file: the SHA-256 of its bytes.
-
-    A file with a single column holds nothing but the design values, so the same entropy rule as for a column
-    applies (:func:`pml_design.pipeline.design_fingerprint`); with more columns the hash covers them too.
-    """
-    from ..pipeline import FINGERPRINT_MIN_BITS, order_entropy_bits  # noqa: PLC0415
-
-    bits = order_entropy_bits(counts)
-    if n_columns <= 1 and bits < FINGERPRINT_MIN_BITS:
-        return {"kind": None, "why": f"too few design records to fingerprint safely (a one-column file whose order "
-                f"has {bits:.0f} < {FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
-    return {"kind": "file sha256", "sha256": file_sha256(path)}
 
 
 def update_column_digest(h: Any, values: Any) -> None:
@@ -83,22 +68,6 @@ def table_column_sha256(source: Any, column: str) -> str:
     for batch in source.batches([name]):
         update_column_digest(h, batch.column(0))
     return h.hexdigest()
-
-
-def column_fingerprint(source: Any, column: str, counts: object) -> dict:
-    """``design_data`` of a design read from a file: the SHA-256 of the design column's values in order.
-
-    Only the design column is hashed, never the whole file: the other columns of the design records (ids, ages,
-    …) are published nowhere else, and a hash of them would let whoever knows most records confirm guesses of
-    the rest. Kept under the entropy rule of :func:`pml_design.pipeline.design_fingerprint`.
-    """
-    from ..pipeline import FINGERPRINT_MIN_BITS, order_entropy_bits  # noqa: PLC0415
-
-    bits = order_entropy_bits(counts)
-    if bits < FINGERPRINT_MIN_BITS:
-        return {"kind": None, "why": f"too few design records to fingerprint safely (their order has {bits:.0f} < "
-                f"{FINGERPRINT_MIN_BITS:.0f} bits of entropy)"}
-    return {"kind": "column sha256", "sha256": table_column_sha256(source, column)}
 
 
 def design_data_of(mechanism: object) -> dict:

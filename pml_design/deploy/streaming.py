@@ -198,16 +198,25 @@ def _label_strings(labels: Sequence[Any], what: str) -> list[str]:
     return text
 
 
-def column_counts(source: TableSource, column: str, *, progress: bool = False) -> tuple[list[str], np.ndarray]:
-    """Distinct values (sorted) of a column and their counts; :data:`MISSING_VALUES` cells are skipped."""
+def column_counts(source: TableSource, column: str, *, progress: bool = False,
+                  digest: Any = None) -> tuple[list[str], np.ndarray]:
+    """Distinct values (sorted) of a column and their counts; :data:`MISSING_VALUES` cells are skipped.
+
+    ``digest``: a ``hashlib`` object fed the column in the same pass, as
+    :func:`~pml_design.deploy.guard.table_column_sha256` hashes it (the design-data fingerprint without a second
+    read of the file).
+    """
     import pyarrow.compute as pc  # noqa: PLC0415
 
     from ..mechanisms.labels import check_whitespace_distinct  # noqa: PLC0415
+    from .guard import update_column_digest  # noqa: PLC0415
 
     name = source.resolve(column)
     totals: dict[str, int] = {}
     with _progress(source, progress, "count") as bar, contextlib.closing(source.batches([name])) as batches:
         for batch in batches:
+            if digest is not None:
+                update_column_digest(digest, batch.column(0))
             vc = pc.value_counts(batch.column(0))
             for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
                 totals[v] = totals.get(v, 0) + c
