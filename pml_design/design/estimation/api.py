@@ -18,9 +18,9 @@ import numpy as np
 from ...mechanisms.frequency_oracles.fisher import fisher_information
 from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
-from ..anytime import PROOF_RTOL, _default_progress, _progress_update, _warn_gap
+from ..anytime import PROOF_RTOL, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
-from ..result import DesignResult, PMLDesignWarning, proven_optimal, relative_gap
+from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .master import gradients, solve_master
@@ -229,7 +229,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)
-            if math.isfinite(lower) and best.value - lower <= PROOF_RTOL * max(1.0, abs(best.value)):
+            if proven_optimal(best.value, lower):  # the one rule (relative): no absolute tolerance below 1
                 state["proven"] = True
                 break
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
@@ -282,11 +282,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             ),
             stacklevel=3,
         )
-    # the MSE is > 0: its relative gap is (value − lower) / value; inf without a bound (warned too: issue 21)
-    _warn_gap(relative_gap(value, lower_val), "frequency-estimation",
-              f"error {value:.6g}, lower bound {lower_val:.6g}", time_limit)
     cert = best.cert
-    return DesignResult(
+    res = DesignResult(
         matrix=cert.matrix,
         utility=value,
         certified_epsilon=cert.capacity,
@@ -323,3 +320,5 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "source": best.source,
         },
     )
+    warn_result_gap(res, time_limit)  # the one gap warning of every method: above 1 % or unknown
+    return res
