@@ -398,11 +398,12 @@ def max_divergence_shift(mechanism: object, reference: object, uncertainty: obje
     uset = as_uncertainty_set(uncertainty)
     p = check_probability_vector(reference, "reference", size=uset.size)
     W = check_mechanism(mechanism, "mechanism", n_inputs=uset.size)
-    py = p @ W
-    occurs = py > 0
-    low = uset.min_output_probability(W[:, occurs])
+    occurs = (p @ W) > 0
+    cols = W[:, occurs]
+    scaled = cols / cols.max(axis=0)  # as in _log_ratios: no subnormal masses, the ratio is unchanged
+    low = uset.min_output_probability(scaled)
     with np.errstate(divide="ignore"):
-        return float(np.max(np.log(py[occurs]) - np.log(low)))
+        return float(np.max(np.log(p @ scaled) - np.log(low)))
 
 
 def max_posterior(mechanism: object, uncertainty: object) -> np.ndarray:

@@ -166,6 +166,11 @@ def test_capacity_is_exact_for_subnormal_entries():
     assert pml.leakage(W, p)[0] == pytest.approx(exact, rel=1e-12)
     ball = L1Ball(p, 0.1)  # the worst case moves 0.05 of mass from row 1 (c = 1) to row 0 (c = 1/2)
     assert pml.leakage_capacity(W, ball) == pytest.approx(-math.log(0.605 * 0.5 + 0.395), rel=1e-12)
+    # its twin, sup_Q D_inf(P_Y || Q_Y) (Theorem 4's quantity): P_Y(y0) / min_Q Q_Y(y0) on the scaled column
+    from pml_design.uncertainty import max_divergence_shift
+
+    shift = math.log((0.555 * 0.5 + 0.445) / (0.605 * 0.5 + 0.395))
+    assert max_divergence_shift(W, p, ball) == pytest.approx(shift, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------ silent solvers
