@@ -23,6 +23,7 @@ from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
+from .coordinate_bound import coordinate_bound
 from .master import gradients, solve_master
 from .pricing import local_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
@@ -33,6 +34,11 @@ __all__ = ["design_frequency_estimation"]
 #: Share of the time limit (at most :data:`BOUND_SECONDS`) kept for the valid bound of :mod:`.bound` at the end.
 BOUND_SHARE: float = 0.1
 BOUND_SECONDS: float = 5.0
+#: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
+#: Frank–Wolfe bound of :mod:`.bound`; the alphabets it runs on; the design's heaviest rays it starts from.
+COORDINATE_SHARE: float = 0.6
+COORDINATE_BOUND_MAX_N: int = 400
+MAX_COORDINATE_RAYS: int = 1000
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -239,8 +245,15 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             keep = prune(V, x[:-1], cap)
             V = np.hstack([V[:, keep], cand[:, pick]])
             x = np.concatenate([x[keep], np.full(pick.size, 1e-3), x[-1:]])
-        if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1)
+        if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1, §7.2)
             base, M, nu, V_last = state.pop("last")
+            if not d_opt and n <= COORDINATE_BOUND_MAX_N:  # the coordinate relaxation first (A criterion)
+                R, w = _as_rays(state["V"], state["x"], W_seed, prior)
+                share = COORDINATE_SHARE * max(deadline - time.perf_counter(), 0.0)
+                cb = coordinate_bound(uset, epsilon, prior, R[:, np.argsort(-w)[:MAX_COORDINATE_RAYS]],
+                                      deadline=time.perf_counter() + share)
+                if math.isfinite(cb.value):
+                    state["lower"] = max(state["lower"], cb.value + float(prior @ prior))
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design

@@ -1,0 +1,202 @@
+"""A second valid lower bound for the A criterion: the coordinate relaxation (docs/design.md §7.2).
+
+Implements: a relaxation of core paper eq. (9) with the A-optimal estimation criterion. For every mechanism whose
+Fisher information at π is ``F`` (so ``Fπ = 1`` and ``πᵀFπ = 1``) and every symbol x, restricting the variational
+form ``(F⁻¹)_xx = max_z 2z_x − zᵀFz`` to ``z ∈ span(e_x, π)`` gives
+
+    (F⁻¹)_xx ≥ π_x² + (1 − π_x)² / (F_xx − 1),   hence   tr F⁻¹ − ‖π‖² ≥ Σ_x c_x / (F_xx − 1),  c = (1 − π)².
+
+With the design written as a probability measure μ over normalised rays (``π·r = 1``, ``E_μ r = 1``),
+``F_xx = E_μ r_x²``, so the right-hand side depends on μ only through the *diagonal* second moments and its
+pricing is separable. Its Lagrangian dual, valid for every ``g ≥ 0`` and every ν,
+
+    OPT ≥ Σ_x (2√(c_x g_x) + g_x) − ν·1 − max_r (Σ_x g_x r_x² − ν·r),
+
+needs only an upper bound of a separable maximum over the rays, which the mass-cell branch and bound of
+:mod:`.bound_cells` computes without the diagonal certificate of :mod:`.bound` (whose slack it avoids). The
+relaxation is exact when every ``F⁻¹e_x`` lies in ``span(e_x, π)`` (e.g. the symmetric local-DP optimum at a
+uniform prior); elsewhere its own loss is what is left (measured in docs/design.md §7.2). The multipliers come
+from the relaxed master (the same problem over a finite pool of rays, solved by cvxpy), refined by the rays the
+branch and bound finds; they only steer: every returned value is a valid bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...uncertainty import UncertaintySet
+from .bound import ENUMERATE_GENERIC, ENUMERATE_MAX, _ball_form, _box_bound, _box_top
+from .bound_cells import BallCells, branch_and_bound
+
+__all__ = ["CoordinateBound", "coordinate_bound", "coordinate_relaxation"]
+
+#: Rays kept in the relaxed master between rounds (the heaviest), plus the new ones.
+MAX_POOL: int = 1500
+
+
+@dataclass(frozen=True)
+class CoordinateBound:
+    """``value ≤`` the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone; ``relaxed`` is the relaxed master's value
+    over its last pool (an upper estimate of the relaxation's optimum, not a bound)."""
+
+    value: float
+    relaxed: float
+    rounds: int
+    method: str
+
+
+def coordinate_relaxation(W: np.ndarray, prior: np.ndarray) -> float:
+    """``Σ_x (1 − π_x)² / (F_xx − 1)`` for the mechanism ``W`` at ``prior``: a lower bound of its own A error.
+
+    Implements: the per-symbol inequality of the module docstring (docs/design.md §7.2), ``+inf`` when a symbol is
+    not identified (``F_xx = 1``).
+    """
+    W = np.asarray(W, dtype=float)
+    pi = np.asarray(prior, dtype=float)
+    q = pi @ W
+    used = q > 0
+    s = ((W[:, used] ** 2) / q[used]).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return float(np.sum((1.0 - pi) ** 2 / np.maximum(s - 1.0, 0.0)))
+
+
+def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) -> float:
+    return float(np.sum(2.0 * np.sqrt(c * g) + g) - nu.sum() - phi_max)
+
+
+def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
+    """``min Σ c_x/(s_x − 1)``, ``s = (R∘R)θ``, ``Rθ = 1``, ``θ ≥ 0`` (cvxpy); returns (value, θ, g, ν) or None."""
+    import cvxpy as cp  # noqa: PLC0415
+
+    S = R * R
+    # rows scaled to a unit maximum (normalised rays reach 1/π_x: badly scaled otherwise)
+    rs, ss = R.max(axis=1), S.max(axis=1)
+    th = cp.Variable(R.shape[1], nonneg=True)
+    eq = (R / rs[:, None]) @ th == 1.0 / rs
+    prob = cp.Problem(cp.Minimize((c / ss) @ cp.inv_pos((S / ss[:, None]) @ th - 1.0 / ss)), [eq])
+    left = deadline - time.perf_counter()
+    if left <= 0.05:
+        return None
+    try:
+        prob.solve(solver="CLARABEL", time_limit=left, verbose=False)
+    except Exception:  # noqa: BLE001  (a failed solve only means no new multipliers; the bound stays valid)
+        return None
+    if th.value is None or eq.dual_value is None:
+        return None
+    t = np.maximum(np.asarray(th.value, dtype=float), 0.0)
+    s = S @ t
+    if np.any(s <= 1.0):
+        return None
+    g = c / (s - 1.0) ** 2
+    nu = np.asarray(eq.dual_value, dtype=float) / rs
+    sep = g @ S
+    if (sep + nu @ R).max() < (sep - nu @ R).max():  # the sign convention making Σ g r² − ν·r ≤ 0 on the pool
+        nu = -nu
+    return float(np.sum(c / (s - 1.0))), t, g, nu
+
+
+def _enumerated_rays(uset, epsilon, pi):
+    """Every normalised extreme ray when they are few (closed forms of :mod:`..rays`), else None."""
+    from ...uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
+    from ..rays import enumerate_rays  # noqa: PLC0415
+
+    generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
+    closed = isinstance(uset, (L1Ball, Simplex)) or (isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1)
+    if not closed or pi.size > (ENUMERATE_GENERIC if generic else ENUMERATE_MAX):
+        return None
+    R = enumerate_rays(uset, epsilon)
+    return R / (pi @ R)
+
+
+def _separable_max(uset, epsilon, pi, g, nu, deadline, atol):
+    """(upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays, rays found, method)."""
+
+    def q_of(X):
+        return (g[:, None] * X * X).sum(axis=0) - nu @ X
+
+    R_all = _enumerated_rays(uset, epsilon, pi)
+    if R_all is not None:
+        vals = np.concatenate([q_of(R_all[:, i : i + 4096]) for i in range(0, R_all.shape[1], 4096)])
+        val = float(vals.max())
+        top = np.argsort(-vals)[:64]
+        return val + 1e-9 * (abs(val) + abs(float(nu.sum()))), R_all[:, top[vals[top] > 0]], "enumeration"
+    upper, found, method = math.inf, np.zeros((pi.size, 0)), "none"
+    top = _box_top(uset, epsilon, pi)
+    if np.all(np.isfinite(top)):
+        upper, method = _box_bound(g, nu, pi, top), "box"
+    form = _ball_form(uset, pi)
+    if form is not None:
+        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu)
+        ub, found, _, _, _ = branch_and_bound(cone, deadline, atol, q_of)
+        if ub < upper:
+            upper, method = ub, "cells"
+    return upper + 1e-9 * (abs(upper) + abs(float(nu.sum()))), found, method
+
+
+def coordinate_bound(
+    uset: UncertaintySet,
+    epsilon: float,
+    prior: np.ndarray,
+    rays: np.ndarray,
+    *,
+    deadline: float,
+    rtol: float = 1e-3,
+) -> CoordinateBound:
+    """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
+
+    Implements: the coordinate relaxation and its Lagrangian dual (docs/design.md §7.2), with the separable maximum
+    bounded by complete enumeration (small N), the branch and bound on mass cells (ℓ1 balls, the simplex, a fixed
+    prior) and the box Lagrangian bound (any set with a box).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+    epsilon : float
+        ε > 0.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the error is evaluated at (positive); the rays are normalised to ``prior·r = 1``.
+    rays : numpy.ndarray, shape (N, K)
+        Cone points to start the relaxed master from (e.g. the design's columns); they only steer, and must
+        identify every symbol (a design with finite error does).
+    deadline : float
+        ``time.perf_counter()`` value at which the refinement stops; the value returned is valid at every step.
+    rtol : float, default 1e-3
+        Stop when the separable maximum is below ``rtol`` times the relaxed value.
+
+    Returns
+    -------
+    CoordinateBound
+        ``value = -inf`` when no multipliers could be computed (e.g. a set without a usable ray description).
+    """
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
+        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
+    R = R[:, (R.min(axis=0) >= 0) & (pi @ R > 0)]
+    R = R / (pi @ R)
+    c = (1.0 - pi) ** 2
+    best, relaxed, method, rounds = -math.inf, math.inf, "none", 0
+    while time.perf_counter() < deadline:
+        sol = _relaxed_master(R, c, deadline)
+        if sol is None:
+            break
+        relaxed, theta, g, nu = sol
+        rounds += 1
+        left = deadline - time.perf_counter()
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, time.perf_counter() + max(left / 3, 0.05),
+                                         rtol * relaxed)
+        if not math.isfinite(phi):
+            break
+        value = _dual_value(c, g, nu, max(phi, 0.0))
+        if value > best:
+            best, method = value, how
+        if phi <= rtol * relaxed or not found.size:
+            break
+        keep = np.argsort(-theta)[:MAX_POOL]
+        keep = keep[theta[keep] > 0]
+        R = np.hstack([R[:, keep], found])
+    return CoordinateBound(float(best), float(relaxed), rounds, method)
