@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,7 +83,9 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     if left <= 0.05:
         return None
     try:
-        prob.solve(solver="CLARABEL", time_limit=left, verbose=False)
+        with warnings.catch_warnings():  # "solution may be inaccurate": the multipliers only steer, see below
+            warnings.simplefilter("ignore")
+            prob.solve(solver="CLARABEL", time_limit=left, verbose=False)
     except Exception:  # noqa: BLE001  (a failed solve only means no new multipliers; the bound stays valid)
         return None
     if th.value is None or eq.dual_value is None:
@@ -91,12 +94,14 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     s = S @ t
     if np.any(s <= 1.0):
         return None
+    resid = float(np.abs(R @ t - 1.0).max())
     g = c / (s - 1.0) ** 2
     nu = np.asarray(eq.dual_value, dtype=float) / rs
     sep = g @ S
     if (sep + nu @ R).max() < (sep - nu @ R).max():  # the sign convention making Σ g r² − ν·r ≤ 0 on the pool
         nu = -nu
-    return float(np.sum(c / (s - 1.0))), t, g, nu
+    relaxed = float(np.sum(c / (s - 1.0))) if resid <= 1e-6 else math.inf  # an inaccurate solve's value says nothing
+    return relaxed, t, g, nu
 
 
 def _enumerated_rays(uset, epsilon, pi):
@@ -184,17 +189,19 @@ def coordinate_bound(
         sol = _relaxed_master(R, c, deadline)
         if sol is None:
             break
-        relaxed, theta, g, nu = sol
+        value_k, theta, g, nu = sol
+        relaxed = value_k if math.isfinite(value_k) else relaxed
         rounds += 1
         left = deadline - time.perf_counter()
+        scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
         phi, found, how = _separable_max(uset, epsilon, pi, g, nu, time.perf_counter() + max(left / 3, 0.05),
-                                         rtol * relaxed)
+                                         rtol * scale)
         if not math.isfinite(phi):
             break
         value = _dual_value(c, g, nu, max(phi, 0.0))
         if value > best:
             best, method = value, how
-        if phi <= rtol * relaxed or not found.size:
+        if phi <= rtol * scale or not found.size:
             break
         keep = np.argsort(-theta)[:MAX_POOL]
         keep = keep[theta[keep] > 0]
