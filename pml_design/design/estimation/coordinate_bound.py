@@ -35,6 +35,11 @@ from .bound_cells import BallCells, branch_and_bound
 
 __all__ = ["CoordinateBound", "coordinate_bound", "coordinate_relaxation"]
 
+#: Weight of the best multipliers so far in the point priced each round (dual smoothing steadies the rounds).
+SMOOTHING: float = 0.5
+#: Share of the time kept for the final branch and bound, and the most seconds of each round's (ray finding).
+FINAL_SHARE: float = 0.4
+ROUND_SECONDS: float = 0.5
 #: Rays kept in the relaxed master between rounds (the heaviest), plus the new ones.
 MAX_POOL: int = 1500
 
@@ -184,26 +189,38 @@ def coordinate_bound(
     R = R[:, (R.min(axis=0) >= 0) & (pi @ R > 0)]
     R = R / (pi @ R)
     c = (1.0 - pi) ** 2
-    best, relaxed, method, rounds = -math.inf, math.inf, "none", 0
-    while time.perf_counter() < deadline:
-        sol = _relaxed_master(R, c, deadline)
+    best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
+    t0 = time.perf_counter()
+    rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)  # then one long branch and bound
+    point = None
+    while time.perf_counter() < rounds_end:
+        sol = _relaxed_master(R, c, rounds_end)
         if sol is None:
             break
         value_k, theta, g, nu = sol
         relaxed = value_k if math.isfinite(value_k) else relaxed
         rounds += 1
-        left = deadline - time.perf_counter()
+        if best_point is not None:  # Wentges smoothing: price between the best multipliers so far and the master's
+            g, nu = SMOOTHING * best_point[0] + (1 - SMOOTHING) * g, SMOOTHING * best_point[1] + (1 - SMOOTHING) * nu
+        point = (g, nu)
         scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
-        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, time.perf_counter() + max(left / 3, 0.05),
-                                         rtol * scale)
+        budget = min(ROUND_SECONDS, max((rounds_end - time.perf_counter()) / 2, 0.05))
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, time.perf_counter() + budget, rtol * scale)
         if not math.isfinite(phi):
             break
         value = _dual_value(c, g, nu, max(phi, 0.0))
         if value > best:
-            best, method = value, how
+            best, method, best_point = value, how, (g, nu)
         if phi <= rtol * scale or not found.size:
+            point = None  # proven to the tolerance at this point: nothing left to refine
             break
         keep = np.argsort(-theta)[:MAX_POOL]
         keep = keep[theta[keep] > 0]
         R = np.hstack([R[:, keep], found])
+    if point is not None and time.perf_counter() < deadline:  # the last point priced, bounded with the time left
+        g, nu = point
+        scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
+        phi, _, how = _separable_max(uset, epsilon, pi, g, nu, deadline, rtol * scale)
+        if math.isfinite(phi) and _dual_value(c, g, nu, max(phi, 0.0)) > best:
+            best, method = _dual_value(c, g, nu, max(phi, 0.0)), how
     return CoordinateBound(float(best), float(relaxed), rounds, method)
