@@ -34,6 +34,10 @@ __all__ = ["design_frequency_estimation"]
 #: Share of the time limit (at most :data:`BOUND_SECONDS`) kept for the valid bound of :mod:`.bound` at the end.
 BOUND_SHARE: float = 0.1
 BOUND_SECONDS: float = 5.0
+#: When the local pricing finds no improving column: the branch and bound prices for max(STALL_SECONDS,
+#: STALL_SHARE × time limit) seconds (only if that much of the loop's time is left).
+STALL_SECONDS: float = 1.0
+STALL_SHARE: float = 0.05
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound`; the alphabets it runs on; the design's heaviest rays it starts from.
 COORDINATE_SHARE: float = 0.6
@@ -239,6 +243,18 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["proven"] = True
                 break
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
+            if improving.size == 0 and R_all is None and time.perf_counter() < loop_deadline - STALL_SECONDS:
+                # the local pricing is stuck: the branch and bound of bound.py prices (and bounds) this point
+                rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=min(
+                    loop_deadline, time.perf_counter() + max(STALL_SECONDS, STALL_SHARE * time_limit)))
+                if math.isfinite(rb.upper):
+                    state["lower"] = max(state["lower"], base - rb.upper)
+                    if proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior))):
+                        state["proven"] = True
+                        break
+                if rb.rays is not None and rb.rays.shape[1]:
+                    cand, d_c = rb.rays, reduced_costs(rb.rays, M, nu)
+                    improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
             if improving.size == 0 or time.perf_counter() > loop_deadline:
                 break
             pick = improving[np.argsort(d_c[improving])][: max(4, n)]

@@ -58,6 +58,8 @@ __all__ = ["RayValueBounds", "frank_wolfe_lower_bound", "max_ray_value", "ray_va
 
 #: Refinement without a deadline stops after this many seconds (the bound is valid at every step).
 DEFAULT_SECONDS: float = 2.0
+#: Most rays returned in ``RayValueBounds.rays``.
+MAX_FOUND: int = 64
 #: Rounds of (tune the certificate on the rays found so far, branch and bound).
 CERTIFICATE_ROUNDS: int = 3
 #: Most rays the certificate is tuned on.
@@ -80,6 +82,8 @@ class RayValueBounds:
     ray: np.ndarray | None
     cells: int
     method: str
+    #: The actual rays met with the largest values (columns, best first; at most :data:`MAX_FOUND`), for pricing.
+    rays: np.ndarray | None = None
 
 
 def frank_wolfe_lower_bound(f: float, g_theta: float, nu_sum: float, max_value: float) -> float:
@@ -348,6 +352,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
         return RayValueBounds(val + 1e-9 * (abs(val) + abs(float(nu.sum()))), val, ray, 0, "enumeration")
     b, scale = _lift(M, pi), np.ones(n)
     upper, lower, best, cells, method = np.inf, -np.inf, None, 0, "none"
+    found_total = 0
     for k in range(CERTIFICATE_ROUNDS):
         left = deadline - time.perf_counter()
         share = left / (CERTIFICATE_ROUNDS - k)
@@ -372,10 +377,16 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
         if ray_q > lower:
             lower, best = ray_q, ray
         pool = np.hstack([pool, found])
+        found_total += found.shape[1]
         if time.perf_counter() > deadline:
             break
     upper = upper + 1e-9 * (abs(upper) + abs(float(nu.sum())))  # rounding in the cell sums
-    return RayValueBounds(float(upper), float(lower), best, cells, method)
+    met = pool[:, pool.shape[1] - found_total:] if found_total else np.zeros((n, 0))
+    met = np.hstack([best[:, None], met]) if best is not None else met
+    if met.shape[1]:
+        qv = q_of(met)
+        met = met[:, np.argsort(-qv)[:MAX_FOUND]]
+    return RayValueBounds(float(upper), float(lower), best, cells, method, met)
 
 
 def _enumerated(uset: UncertaintySet, epsilon: float, pi: np.ndarray, q_of):
