@@ -276,7 +276,12 @@ class BallCells:
                               np.column_stack([np.broadcast_to(p, A.shape), uw, vw]), vhi - ulo)
                 t = np.where(full, 0.0, t)
                 lam, mu = lam - t, mu + t
-        return np.where(it["bad"], np.inf, best)
+        # the LP is empty when the U range misses the mass of the items allowed in U, or the V range misses
+        # P̂(U) ∪ the items allowed in V (U ⊂ V): the cell holds no ray
+        pu, pv = np.where(in_u, p, 0.0).sum(axis=1), np.where(in_v, p, 0.0).sum(axis=1)
+        tol = lambda m: m * (1 + 1e-12) + 1e-15  # noqa: E731
+        empty = (ulo > tol(np.minimum(uhi, pu))) | ~full & ((vlo > tol(pv)) | (ulo > tol(vhi)))
+        return np.where(it["bad"], np.inf, np.where(empty, -np.inf, best))
 
     def rays(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
         """Actual normalised rays (columns) built greedily around cells (heuristic incumbents)."""
