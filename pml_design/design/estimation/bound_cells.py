@@ -25,7 +25,7 @@ MAX_CELLS: int = 200_000
 #: Most items fixed by branching (the heaviest first).
 MAX_DEPTH: int = 24
 #: Rounds of the three exact line searches of the cells' Lagrangian dual (every iterate is a valid bound).
-DUAL_ROUNDS: int = 4
+DUAL_ROUNDS: int = 3
 #: Stop the branch and bound after this many rounds (None: deadline and tolerance only; for measurements).
 MAX_ROUNDS: int | None = None
 
@@ -251,7 +251,7 @@ class BallCells:
         vhi = np.where(full, 0.0, it["v_hi"] * (1 + 1e-12) + 1e-15)
         uw, vw = uhi - ulo, vhi - vlo
         lam, mu = np.zeros(full.size), np.zeros(full.size)
-        best = np.full(full.size, np.inf)
+        best = start = np.full(full.size, np.inf)
         for k in range(3 * rounds + 1):
             A, Bv = a - (lam + mu)[:, None] * p, b - mu[:, None] * p
             terms = np.where(it["free"], np.maximum(np.maximum(A, Bv), z), 0.0)
@@ -259,8 +259,9 @@ class BallCells:
             err = (np.abs(terms) + (np.abs(lam + mu) + np.abs(mu))[:, None] * p).sum(axis=1)
             err = 1e-12 * (err + np.abs(lam) * np.abs(uhi) + np.abs(mu) * np.abs(vhi) + np.abs(fixed))
             best = np.minimum(best, np.nan_to_num(terms.sum(axis=1) + g + fixed + err, nan=np.inf))
-            if k == 3 * rounds:
-                break
+            if k == 3 * rounds or k % 3 == 0 and k and np.all((best >= start - 1e-12 * np.abs(start)) | ~np.isfinite(start)):
+                break  # the last round of three line searches moved no bound
+            start = best if k % 3 == 0 else start
             step = k % 3
             if step == 0:  # λ
                 t = _line_min(np.column_stack([A, -uw * lam]), np.column_stack([np.maximum(Bv, z), 0 * lam]),
