@@ -18,7 +18,8 @@ bound against the best actual ray found, with the two independent knapsacks alon
 three-choice Lagrangian dual ("new"); then ``ray_value_bounds`` (``.upper`` / ``.lower``) on the same design's
 ``M = F⁻²`` and KKT ν, old and new, with the same refinement time.
 
-    PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --rounds 100 1000 --bound-seconds 10
+    PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --rounds 100 1000 --bound-seconds 10 --save DIR
+    PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --load DIR/cells_design_n50.npz
 """
 
 from __future__ import annotations
@@ -83,15 +84,23 @@ class KnapsackCells(bound_cells.BallCells):
         return np.where(it["feas"], self.knapsack_bounds(it), -np.inf)
 
 
-def compare_cells(rounds: list[int], bound_seconds: float, n: int = 50) -> list[dict]:
-    """Old against new cell bound on a design from samples (module docstring, ``--cells``)."""
-    z = 1.0 / np.arange(1, n + 1) ** 1.1
-    sample = np.random.default_rng(n).choice(n, size=5000, p=z / z.sum())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = pml.design_from_samples(sample, n, epsilon=1.0, delta=1e-6, utility="frequency_estimation",
-                                      allow_zero=True, solver_options={"time_limit": 10, "progress": False}).result
-    W, pi, uset = res.matrix, res.prior, res.uncertainty
+def compare_cells(rounds: list[int], bound_seconds: float, n: int = 50, save: str | None = None,
+                  load: str | None = None) -> list[dict]:
+    """Old against new cell bound on a design from samples (module docstring, ``--cells``); the design (time-limited,
+    so not reproducible) is written to ``save`` (a folder) or read from ``load`` (that npz)."""
+    if load:
+        z = np.load(load)
+        W, pi, uset = z["W"], z["prior"], pml.L1Ball(z["center"], float(z["radius"]))
+    else:
+        z = 1.0 / np.arange(1, n + 1) ** 1.1
+        sample = np.random.default_rng(n).choice(n, size=5000, p=z / z.sum())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = pml.design_from_samples(sample, n, epsilon=1.0, delta=1e-6, utility="frequency_estimation",
+                                          allow_zero=True, solver_options={"time_limit": 10, "progress": False})
+        W, pi, uset = res.result.matrix, res.result.prior, res.result.uncertainty
+        if save:
+            np.savez_compressed(f"{save}/cells_design_n{n}.npz", W=W, prior=pi, center=uset.center, radius=uset.radius)
     theta = pi @ W
     R = W / theta
     s = (R * R) @ theta
@@ -135,7 +144,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, nargs="+", default=[100, 1000], help="branch-and-bound rounds (--cells)")
     a = ap.parse_args()
     if a.cells:
-        compare_cells(a.rounds, a.bound_seconds)
+        compare_cells(a.rounds, a.bound_seconds, save=a.save, load=a.load[0] if a.load else None)
         return
     if a.quick:
         a.n, a.eps, a.time_limit = [50], [1.0], 30.0
