@@ -14,9 +14,10 @@ the proven relative gap ``(value − bound)/value``. Not a test; timings are noi
 (Zipf N = 50, 5 000 samples, ε = 1, δ = 1e-6, 10 s): the branch and bound on a separable ``Φ(r) = Σ d_x r_x² − w·r``
 (``d = (1 − π)²/(s − 1)²``, ``s_x = Σ_y θ_y r_xy²`` over the design's normalised columns, ``w`` the least-squares
 fit of ``Σ d_x r_x² ≈ w·r`` on them) after a fixed number of rounds (``bound_cells.MAX_ROUNDS``; no clock), upper
-bound against the best actual ray found, with the two independent knapsacks alone ("old") and with the
-three-choice Lagrangian dual ("new"); then ``ray_value_bounds`` (``.upper`` / ``.lower``) on the same design's
-``M = F⁻²`` and KKT ν, old and new, with the same refinement time.
+bound against the best actual ray found, with the two independent knapsacks alone and item branching at factor 1
+(the code before the three-choice dual, "old"), with the dual at factor 1, and with the dual at today's
+``ITEM_FACTOR`` ("new"); then ``ray_value_bounds`` (``.upper`` / ``.lower``) on the same design's ``M = F⁻²`` and KKT ν
+in the same three configurations, with the same refinement time.
 
     PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --rounds 100 1000 --bound-seconds 10 --save DIR
     PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --load DIR/cells_design_n50.npz
@@ -107,26 +108,29 @@ def compare_cells(rounds: list[int], bound_seconds: float, n: int = 50, save: st
     d = (1.0 - pi) ** 2 / (s - 1.0) ** 2
     w = np.linalg.lstsq(R.T, d @ (R * R), rcond=None)[0]
     out = []
-    for name, cls in (("old", KnapsackCells), ("new", bound_cells.BallCells)):
+    factor = bound_cells.ITEM_FACTOR
+    configs = (("old: knapsacks, item factor 1", KnapsackCells, 1.0), ("dual, item factor 1", bound_cells.BallCells, 1.0),
+               (f"new: dual, item factor {factor:g}", bound_cells.BallCells, factor))
+    for name, cls, f in configs:
         for k in rounds:
             cone = cls(uset.center, uset.radius, 1.0, pi, d, w, None, None)
-            bound_cells.MAX_ROUNDS = k
+            bound_cells.MAX_ROUNDS, bound_cells.ITEM_FACTOR = k, f
             t = time.perf_counter()
             try:
                 up, _, best, _, cells = bound_cells.branch_and_bound(
                     cone, np.inf, 0.0, lambda X: (d[:, None] * X * X).sum(axis=0) - w @ X)
             finally:
-                bound_cells.MAX_ROUNDS = None
+                bound_cells.MAX_ROUNDS, bound_cells.ITEM_FACTOR = None, factor
             out.append({"bound": name, "rounds": k, "upper": up, "best_ray": best, "live_cells": cells,
                         "seconds": round(time.perf_counter() - t, 2), "separable_on_design": float(
                             ((d[:, None] * R * R).sum(axis=0) - w @ R).max())})
             print(json.dumps(out[-1]), flush=True)
-    for name, cls in (("old", KnapsackCells), ("new", bound_cells.BallCells)):
-        saved, bound_module.BallCells = bound_module.BallCells, cls
+    for name, cls, f in configs:
+        saved, bound_module.BallCells, bound_cells.ITEM_FACTOR = bound_module.BallCells, cls, f
         try:
             out.append({"bound": name, "ray_value_bounds": bound_design(W, pi, uset, 1.0, bound_seconds)})
         finally:
-            bound_module.BallCells = saved
+            bound_module.BallCells, bound_cells.ITEM_FACTOR = saved, factor
         print(json.dumps(out[-1]), flush=True)
     return out
 
