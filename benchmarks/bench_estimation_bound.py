@@ -109,7 +109,8 @@ def compare_cells(rounds: list[int], bound_seconds: float, n: int = 50, save: st
     w = np.linalg.lstsq(R.T, d @ (R * R), rcond=None)[0]
     out = []
     factor = bound_cells.ITEM_FACTOR
-    configs = (("old: knapsacks, item factor 1", KnapsackCells, 1.0), ("dual, item factor 1", bound_cells.BallCells, 1.0),
+    configs = (("old: knapsacks, item factor 1", KnapsackCells, 1.0),
+               ("dual, item factor 1", bound_cells.BallCells, 1.0),
                (f"new: dual, item factor {factor:g}", bound_cells.BallCells, factor))
     for name, cls, f in configs:
         for k in rounds:

@@ -26,7 +26,7 @@ MAX_CELLS: int = 200_000
 #: Most items fixed by branching (the heaviest first).
 MAX_DEPTH: int = 24
 #: Rounds of the three exact line searches of the cells' Lagrangian dual (every iterate is a valid bound).
-DUAL_ROUNDS: int = 3
+DUAL_ROUNDS: int = 2
 #: Stop the branch and bound after this many rounds (None: deadline and tolerance only; for measurements).
 MAX_ROUNDS: int | None = None
 #: A cell branches on its next item only when that item is this many times heavier than the cell's mass ranges.
@@ -92,7 +92,7 @@ def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray
     use = (m > 0) & ~np.isnan(key)
     key = np.concatenate([np.where(use, key, -np.inf), np.zeros((key.shape[0], 1))], axis=1)
     mass = np.concatenate([np.where(use, m, 0.0), np.zeros((key.shape[0], 1))], axis=1)
-    order = np.argsort(key, axis=1, kind="stable")
+    order = np.argsort(key, axis=1)  # ties in any order: every kink of a tie is the same point
     ks, ms = np.take_along_axis(key, order, axis=1), np.take_along_axis(mass, order, axis=1)
     after = ms.sum(axis=1, keepdims=True) - np.cumsum(ms, axis=1)  # mass of the kinks sorted after k
     finite = np.isfinite(ks)
@@ -250,7 +250,9 @@ class BallCells:
         a = np.where(in_u, it["a"], -np.inf)
         b = np.where(in_v, it["bmax"], -np.inf)
         z = np.where(fl | ~it["free"], -np.inf, 0.0)  # "out" is allowed to free items of proper cells
-        fixed = np.where(it["fu"], it["a"], 0.0).sum(axis=1) + np.where(it["fw"], it["bmax"], 0.0).sum(axis=1)
+        fx = np.where(it["fu"], it["a"], 0.0) + np.where(it["fw"], it["bmax"], 0.0)
+        fixed, fixed_abs = fx.sum(axis=1), np.abs(fx).sum(axis=1)
+        rel = max(1e-12, (p.size + 8) * np.finfo(float).eps)  # rounding of the sums (γ_N Σ|terms|) and products
         ulo, uhi = it["u_lo"] * (1 - 1e-12) - 1e-15, it["u_hi"] * (1 + 1e-12) + 1e-15  # widened: still valid
         vlo = np.where(full, 0.0, it["v_lo"] * (1 - 1e-12) - 1e-15)
         vhi = np.where(full, 0.0, it["v_hi"] * (1 + 1e-12) + 1e-15)
@@ -262,9 +264,12 @@ class BallCells:
             terms = np.where(it["free"], np.maximum(np.maximum(A, Bv), z), 0.0)
             g = np.maximum(lam * ulo, lam * uhi) + np.maximum(mu * vlo, mu * vhi)
             err = (np.abs(terms) + (np.abs(lam + mu) + np.abs(mu))[:, None] * p).sum(axis=1)
-            err = 1e-12 * (err + np.abs(lam) * np.abs(uhi) + np.abs(mu) * np.abs(vhi) + np.abs(fixed))
+            err = err + np.abs(lam) * (np.abs(ulo) + np.abs(uhi)) + np.abs(mu) * (np.abs(vlo) + np.abs(vhi))
+            err = rel * (err + fixed_abs)
             best = np.minimum(best, np.nan_to_num(terms.sum(axis=1) + g + fixed + err, nan=np.inf))
-            if k == 3 * rounds or k % 3 == 0 and k and np.all((best >= start - 1e-12 * np.abs(start)) | ~np.isfinite(start)):
+            with np.errstate(invalid="ignore"):
+                still = (best >= start - 1e-12 * np.abs(start)) | ~np.isfinite(start)
+            if k == 3 * rounds or k % 3 == 0 and k and np.all(still):
                 break  # the last round of three line searches moved no bound
             start = best if k % 3 == 0 else start
             step = k % 3
@@ -282,8 +287,8 @@ class BallCells:
                               np.column_stack([np.broadcast_to(p, A.shape), uw, vw]), vhi - ulo)
                 t = np.where(full, 0.0, t)
                 lam, mu = lam - t, mu + t
-        # the LP is empty when the U range misses the mass of the items allowed in U, or the V range misses
-        # P̂(U) ∪ the items allowed in V (U ⊂ V): the cell holds no ray
+        # the LP is empty (the cell holds no ray) when the U range starts above the mass of the items allowed in U,
+        # the V range above that of the items allowed in V, or the U range above the V range (U ⊂ V)
         pu, pv = np.where(in_u, p, 0.0).sum(axis=1), np.where(in_v, p, 0.0).sum(axis=1)
         tol = lambda m: m * (1 + 1e-12) + 1e-15  # noqa: E731
         empty = (ulo > tol(np.minimum(uhi, pu))) | ~full & ((vlo > tol(pv)) | (ulo > tol(vhi)))
