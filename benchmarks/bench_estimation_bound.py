@@ -9,6 +9,18 @@ the proven relative gap ``(value − bound)/value``. Not a test; timings are noi
 
     PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --quick          # N = 50, ε = 1
     PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --n 50 100 300 --eps 1 2 --time-limit 60
+
+``--cells`` compares the two cell bounds of ``bound_cells.py`` (docs/design.md §7.1) on a design from samples
+(Zipf N = 50, 5 000 samples, ε = 1, δ = 1e-6, 10 s): the branch and bound on a separable ``Φ(r) = Σ d_x r_x² − w·r``
+(``d = (1 − π)²/(s − 1)²``, ``s_x = Σ_y θ_y r_xy²`` over the design's normalised columns, ``w`` the least-squares
+fit of ``Σ d_x r_x² ≈ w·r`` on them) after a fixed number of rounds (``bound_cells.MAX_ROUNDS``; no clock), upper
+bound against the best actual ray found, with the two independent knapsacks alone and item branching at factor 1
+(the code before the three-choice dual, "old"), with the dual at factor 1, and with the dual at today's
+``ITEM_FACTOR`` ("new"); then ``ray_value_bounds`` (``.upper`` / ``.lower``) on the same design's ``M = F⁻²`` and KKT ν
+in the same three configurations, with the same refinement time.
+
+    PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --rounds 100 1000 --bound-seconds 10 --save DIR
+    PYTHONPATH=$PWD python benchmarks/bench_estimation_bound.py --cells --load DIR/cells_design_n50.npz
 """
 
 from __future__ import annotations
@@ -21,6 +33,8 @@ import warnings
 import numpy as np
 
 import pml_design as pml
+from pml_design.design.estimation import bound as bound_module
+from pml_design.design.estimation import bound_cells
 from pml_design.design.estimation.bound import frank_wolfe_lower_bound, ray_value_bounds
 from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
 
@@ -63,6 +77,65 @@ def bound_design(W: np.ndarray, p: np.ndarray, uset, eps: float, bound_seconds: 
             "bound_s": round(t_bound, 2), "outputs": int(W.shape[1])}
 
 
+class KnapsackCells(bound_cells.BallCells):
+    """The cell bound before the three-choice dual: the two independent knapsacks only (for comparison)."""
+
+    def bounds(self, *cell):
+        it = self.items(*cell)
+        return np.where(it["feas"], self.knapsack_bounds(it), -np.inf)
+
+
+def compare_cells(rounds: list[int], bound_seconds: float, n: int = 50, save: str | None = None,
+                  load: str | None = None) -> list[dict]:
+    """Old against new cell bound on a design from samples (module docstring, ``--cells``); the design (time-limited,
+    so not reproducible) is written to ``save`` (a folder) or read from ``load`` (that npz)."""
+    if load:
+        z = np.load(load)
+        W, pi, uset = z["W"], z["prior"], pml.L1Ball(z["center"], float(z["radius"]))
+    else:
+        z = 1.0 / np.arange(1, n + 1) ** 1.1
+        sample = np.random.default_rng(n).choice(n, size=5000, p=z / z.sum())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = pml.design_from_samples(sample, n, epsilon=1.0, delta=1e-6, utility="frequency_estimation",
+                                          allow_zero=True, solver_options={"time_limit": 10, "progress": False})
+        W, pi, uset = res.result.matrix, res.result.prior, res.result.uncertainty
+        if save:
+            np.savez_compressed(f"{save}/cells_design_n{n}.npz", W=W, prior=pi, center=uset.center, radius=uset.radius)
+    theta = pi @ W
+    R = W / theta
+    s = (R * R) @ theta
+    d = (1.0 - pi) ** 2 / (s - 1.0) ** 2
+    w = np.linalg.lstsq(R.T, d @ (R * R), rcond=None)[0]
+    out = []
+    factor = bound_cells.ITEM_FACTOR
+    configs = (("old: knapsacks, item factor 1", KnapsackCells, 1.0),
+               ("dual, item factor 1", bound_cells.BallCells, 1.0),
+               (f"new: dual, item factor {factor:g}", bound_cells.BallCells, factor))
+    for name, cls, f in configs:
+        for k in rounds:
+            cone = cls(uset.center, uset.radius, 1.0, pi, d, w, None, None)
+            bound_cells.MAX_ROUNDS, bound_cells.ITEM_FACTOR = k, f
+            t = time.perf_counter()
+            try:
+                up, _, best, _, cells = bound_cells.branch_and_bound(
+                    cone, np.inf, 0.0, lambda X: (d[:, None] * X * X).sum(axis=0) - w @ X)
+            finally:
+                bound_cells.MAX_ROUNDS, bound_cells.ITEM_FACTOR = None, factor
+            out.append({"bound": name, "rounds": k, "upper": up, "best_ray": best, "live_cells": cells,
+                        "seconds": round(time.perf_counter() - t, 2), "separable_on_design": float(
+                            ((d[:, None] * R * R).sum(axis=0) - w @ R).max())})
+            print(json.dumps(out[-1]), flush=True)
+    for name, cls, f in configs:
+        saved, bound_module.BallCells, bound_cells.ITEM_FACTOR = bound_module.BallCells, cls, f
+        try:
+            out.append({"bound": name, "ray_value_bounds": bound_design(W, pi, uset, 1.0, bound_seconds)})
+        finally:
+            bound_module.BallCells, bound_cells.ITEM_FACTOR = saved, factor
+        print(json.dumps(out[-1]), flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[50, 100, 300])
@@ -72,7 +145,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="N = 50, ε = 1, 30 s")
     ap.add_argument("--save", help="folder for the designs (npz), to re-bound them later with --load")
     ap.add_argument("--load", nargs="+", help="npz files saved by --save: bound these designs instead")
+    ap.add_argument("--cells", action="store_true", help="old against new cell bound (module docstring)")
+    ap.add_argument("--rounds", type=int, nargs="+", default=[100, 1000], help="branch-and-bound rounds (--cells)")
     a = ap.parse_args()
+    if a.cells:
+        compare_cells(a.rounds, a.bound_seconds, save=a.save, load=a.load[0] if a.load else None)
+        return
     if a.quick:
         a.n, a.eps, a.time_limit = [50], [1.0], 30.0
     if a.load:

@@ -4,7 +4,8 @@ Implements: the cell bound of docs/design.md §7 ("A valid bound at every N") fo
 :func:`..rays.l1_ball_rays` (docs/design.md §3): every extreme ray of ``K(ε, B_β(P̂))`` is
 ``(h_V − h_U)1_U − h_U 1_{V∖U}`` normalised by the prior π; cells are boxes in ``(u, ρ)`` (``u = P̂(U)``,
 ``ρ = −h_U/(h_V − h_U)``) or in ``u`` alone when V is everything, refined best first, with branching on the
-heaviest items' memberships; each cell is bounded by two fractional knapsacks over per-item level intervals.
+heaviest items' memberships; each cell is bounded, on per-item level intervals, by the smaller of two fractional
+knapsacks (``U ⊂ V`` dropped) and the Lagrangian dual of the three-choice assignment LP (U, V∖U or out).
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ BATCH: int = 32
 MAX_CELLS: int = 200_000
 #: Most items fixed by branching (the heaviest first).
 MAX_DEPTH: int = 24
+#: Rounds of the three exact line searches of the cells' Lagrangian dual (every iterate is a valid bound).
+DUAL_ROUNDS: int = 2
+#: Stop the branch and bound after this many rounds (None: deadline and tolerance only; for measurements).
+MAX_ROUNDS: int | None = None
+#: A cell branches on its next item only when that item is this many times heavier than the cell's mass ranges.
+#: With the three-choice dual, fractional items cost little, and branching on them multiplies near-equal cells
+#: (Zipf N = 50, 600 rounds: upper bound 14.4 at factor 1, 6.1 at 16, 5.8 with no item branching; docs/design.md §7.1).
+ITEM_FACTOR: float = 16.0
 
 
 def quad_max(d, w, lo, hi):
@@ -69,6 +78,28 @@ def _knapsack(vals: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, a
     nxt = np.where(j < mp.size, rs[rows, np.minimum(j, mp.size - 1)], 0.0)
     val = cv[rows, j] + (target - cm[rows, j]) * nxt
     return np.where(lo <= total * (1 + 1e-12) + 1e-15, val + free, -np.inf)
+
+
+def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """Rows: a minimiser ``t`` of ``σt + Σ_k max(α_k − t m_k, c_k)`` (``m ≥ 0``; ``±inf`` entries allowed).
+
+    Convex and piecewise linear with kinks at ``(α_k − c_k)/m_k``; its right slope at ``t`` is
+    ``σ − Σ_{kinks > t} m_k``, so the first kink (or 0) with a non-negative right slope is a minimiser. When the
+    function is unbounded below, the last finite candidate is returned (any ``t`` gives a valid dual value).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = (alpha - c) / m
+    use = (m > 0) & ~np.isnan(key)
+    key = np.concatenate([np.where(use, key, -np.inf), np.zeros((key.shape[0], 1))], axis=1)
+    mass = np.concatenate([np.where(use, m, 0.0), np.zeros((key.shape[0], 1))], axis=1)
+    order = np.argsort(key, axis=1)  # ties in any order: every kink of a tie is the same point
+    ks, ms = np.take_along_axis(key, order, axis=1), np.take_along_axis(mass, order, axis=1)
+    after = ms.sum(axis=1, keepdims=True) - np.cumsum(ms, axis=1)  # mass of the kinks sorted after k
+    finite = np.isfinite(ks)
+    good = finite & (sigma[:, None] - after >= 0)
+    last = (ks < np.inf).sum(axis=1) - 1
+    j = np.where(good.any(axis=1), np.argmax(good, axis=1), last)
+    return ks[np.arange(ks.shape[0]), j]
 
 
 class BallCells:
@@ -142,10 +173,24 @@ class BallCells:
     def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
         """Upper bounds of the separable value over the rays of each cell (module docstring, step 3).
 
+        The smaller of two valid bounds on the same per-item level intervals (:meth:`items`): the two independent
+        fractional knapsacks of :meth:`knapsack_bounds` and the Lagrangian dual of the three-choice assignment LP
+        that keeps ``U ⊂ V`` (:meth:`dual_bounds`).
+        """
+        it = self.items(ulo, uhi, rlo, rhi, full, depth, codes)
+        out = np.minimum(self.knapsack_bounds(it), self.dual_bounds(it))
+        return np.where(it["feas"], out, -np.inf)
+
+    def items(self, ulo, uhi, rlo, rhi, full, depth, codes) -> dict:
+        """Per cell and item, the value bounds shared by both cell bounds.
+
         ``A = 1/(s + ρω)`` falls with s, ρ, ω and ``B = ρ/(s + ρω)`` rises with ρ and falls with s, ω; when V is
         everything ``ω = Σπ − s`` and both fall with s (each s is paired with its own ω). Per item, ``x ∈ U``
         needs ``s ≥ π_x`` and ``x ∈ V∖U`` needs ``ω ≥ π_x``, which caps its level; items heavier than the cell's
         mass cannot be in U (or V). Items fixed by branching enter with their own values and masses.
+        Returns ``a`` (max of ``φ_x`` over the A-interval), ``gain_u`` (``a`` minus the min over the B-interval),
+        ``bmax`` (max over the capped B-interval), the fixed masks and masses, the membership masks and the free
+        items' U- and V-mass ranges.
         """
         fu, fw, fo = self.fixed(depth, codes)
         uF, wF, sF, oF = fu @ self.p, fw @ self.p, fu @ self.pi, fw @ self.pi
@@ -169,19 +214,85 @@ class BallCells:
         zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
         d, w = self.d[None, :], self.w[None, :]
-        gain_u = quad_max(d, w, a_lo, a_hi) - quad_min(d, w, b_lo, b_hi)
-        bmax = quad_max(d, w, b_lo, b_cap)
+        a = quad_max(d, w, a_lo, a_hi)
         free = ~(fu | fw | fo)
-        p = self.p[None, :]
-        in_u = free & ~(fw & fl) & (p <= col(uhi - uF))
-        out = _knapsack(gain_u, self.p, np.maximum(ulo - uF, 0.0), uhi - uF, in_u)
-        out = out + np.where(fu, gain_u, 0.0).sum(axis=1)
-        vF = uF + wF
-        in_v = free & (p <= col(vhi - vF))
-        rest_v = _knapsack(bmax, self.p, np.maximum(vlo - vF, 0.0), vhi - vF, in_v) + np.where(fu | fw, bmax, 0).sum(1)
+        p, vF = self.p[None, :], uF + wF
+        return {"feas": feas, "bad": bad, "full": full, "fu": fu, "fw": fw, "free": free, "a": a,
+                "gain_u": a - quad_min(d, w, b_lo, b_hi), "bmax": quad_max(d, w, b_lo, b_cap),
+                "in_u": free & (p <= col(uhi - uF)), "in_v": free & (p <= col(vhi - vF)),
+                "u_lo": np.maximum(ulo - uF, 0.0), "u_hi": uhi - uF, "v_lo": np.maximum(vlo - vF, 0.0),
+                "v_hi": vhi - vF}
+
+    def knapsack_bounds(self, it: dict) -> np.ndarray:
+        """``K(gain_u, [u]) + K(bmax, [v])``: two independent fractional knapsacks (nestedness ``U ⊂ V`` dropped)."""
+        fu, fw, full, gain_u, bmax = it["fu"], it["fw"], it["full"], it["gain_u"], it["bmax"]
+        out = _knapsack(gain_u, self.p, it["u_lo"], it["u_hi"], it["in_u"]) + np.where(fu, gain_u, 0.0).sum(axis=1)
+        rest_v = _knapsack(bmax, self.p, it["v_lo"], it["v_hi"], it["in_v"]) + np.where(fu | fw, bmax, 0).sum(1)
         out = out + np.where(full, bmax.sum(axis=1), rest_v)
-        out = np.where(bad | np.isnan(out), np.inf, out)
-        return np.where(feas, out, -np.inf)
+        return np.where(it["bad"] | np.isnan(out), np.inf, out)
+
+    def dual_bounds(self, it: dict, rounds: int = DUAL_ROUNDS) -> np.ndarray:
+        """The Lagrangian dual of the three-choice assignment LP of each cell (docs/design.md §7.1).
+
+        Each free item is in U (value ``a_x``), in V∖U (``b_x`` = ``bmax``) or out (0; not when V is everything),
+        with ``P̂(U)`` and ``P̂(V)`` of the free items in the cell's ranges. For every real ``(λ, μ)``
+
+            ``L = Σ_x max(a_x − (λ+μ)p_x, b_x − μp_x, 0) + max(λu_lo, λu_hi) + max(μv_lo, μv_hi) + fixed items``
+
+        is an upper bound (weak duality); it is minimised by exact line searches along the only directions in
+        which ``L`` has kinks, ``λ``, ``μ`` and ``(−1, 1)`` (where none descends, ``L`` is at its minimum).
+        Items fixed in U count ``a_x``, in V∖U ``b_x``; the membership rules of :meth:`items` are kept.
+        """
+        full, p = it["full"], self.p[None, :]
+        fl = full[:, None]
+        in_v = np.where(fl, it["free"], it["in_v"])
+        in_u = it["in_u"] & in_v
+        a = np.where(in_u, it["a"], -np.inf)
+        b = np.where(in_v, it["bmax"], -np.inf)
+        z = np.where(fl | ~it["free"], -np.inf, 0.0)  # "out" is allowed to free items of proper cells
+        fx = np.where(it["fu"], it["a"], 0.0) + np.where(it["fw"], it["bmax"], 0.0)
+        fixed, fixed_abs = fx.sum(axis=1), np.abs(fx).sum(axis=1)
+        rel = max(1e-12, (p.size + 8) * np.finfo(float).eps)  # rounding of the sums (γ_N Σ|terms|) and products
+        ulo, uhi = it["u_lo"] * (1 - 1e-12) - 1e-15, it["u_hi"] * (1 + 1e-12) + 1e-15  # widened: still valid
+        vlo = np.where(full, 0.0, it["v_lo"] * (1 - 1e-12) - 1e-15)
+        vhi = np.where(full, 0.0, it["v_hi"] * (1 + 1e-12) + 1e-15)
+        uw, vw = uhi - ulo, vhi - vlo
+        lam, mu = np.zeros(full.size), np.zeros(full.size)
+        best = start = np.full(full.size, np.inf)
+        for k in range(3 * rounds + 1):
+            A, Bv = a - (lam + mu)[:, None] * p, b - mu[:, None] * p
+            terms = np.where(it["free"], np.maximum(np.maximum(A, Bv), z), 0.0)
+            g = np.maximum(lam * ulo, lam * uhi) + np.maximum(mu * vlo, mu * vhi)
+            err = (np.abs(terms) + (np.abs(lam + mu) + np.abs(mu))[:, None] * p).sum(axis=1)
+            err = err + np.abs(lam) * (np.abs(ulo) + np.abs(uhi)) + np.abs(mu) * (np.abs(vlo) + np.abs(vhi))
+            err = rel * (err + fixed_abs)
+            best = np.minimum(best, np.nan_to_num(terms.sum(axis=1) + g + fixed + err, nan=np.inf))
+            with np.errstate(invalid="ignore"):
+                still = (best >= start - 1e-12 * np.abs(start)) | ~np.isfinite(start)
+            if k == 3 * rounds or k % 3 == 0 and k and np.all(still):
+                break  # the last round of three line searches moved no bound
+            start = best if k % 3 == 0 else start
+            step = k % 3
+            if step == 0:  # λ
+                t = _line_min(np.column_stack([A, -uw * lam]), np.column_stack([np.maximum(Bv, z), 0 * lam]),
+                              np.column_stack([np.broadcast_to(p, A.shape), uw]), uhi)
+                lam = lam + t
+            elif step == 1:  # μ
+                t = _line_min(np.column_stack([np.maximum(A, Bv), -vw * mu]), np.column_stack([z, 0 * mu]),
+                              np.column_stack([np.broadcast_to(p, A.shape), vw]), vhi)
+                mu = mu + np.where(full, 0.0, t)
+            else:  # λ − t, μ + t: only the V∖U option and the two range terms move
+                t = _line_min(np.column_stack([Bv, uw * lam, -vw * mu]),
+                              np.column_stack([np.maximum(A, z), 0 * lam, 0 * mu]),
+                              np.column_stack([np.broadcast_to(p, A.shape), uw, vw]), vhi - ulo)
+                t = np.where(full, 0.0, t)
+                lam, mu = lam - t, mu + t
+        # the LP is empty (the cell holds no ray) when the U range starts above the mass of the items allowed in U,
+        # the V range above that of the items allowed in V, or the U range above the V range (U ⊂ V)
+        pu, pv = np.where(in_u, p, 0.0).sum(axis=1), np.where(in_v, p, 0.0).sum(axis=1)
+        tol = lambda m: m * (1 + 1e-12) + 1e-15  # noqa: E731
+        empty = (ulo > tol(np.minimum(uhi, pu))) | ~full & ((vlo > tol(pv)) | (ulo > tol(vhi)))
+        return np.where(it["bad"], np.inf, np.where(empty, -np.inf, best))
 
     def rays(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
         """Actual normalised rays (columns) built greedily around cells (heuristic incumbents)."""
@@ -236,8 +347,9 @@ def _greedy_set(vals, m, mass, taken):
 def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
     """Best-first branch and bound on cells (u, ρ) and on the heaviest items' memberships.
 
-    Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next unfixed item is heavier
-    than its mass ranges branches on that item (in U, in V∖U, out); otherwise it is halved along its widest side.
+    Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next
+    unfixed item is :data:`ITEM_FACTOR` times heavier than its mass ranges branches on that item (in U, in V∖U, out);
+    otherwise it is halved along its widest side.
     """
     th = min(cone.theta, 1.0)
     g = np.linspace(0.0, th, GRID + 1)
@@ -276,7 +388,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
                     best_q, best_ray = float(qv.max()), R[:, int(np.argmax(qv))]
         rounds += 1
         top = float(ub.max()) if ub.size else -np.inf
-        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS:
+        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or (
+                MAX_ROUNDS is not None and rounds >= MAX_ROUNDS):
             break
         k = min(BATCH, ub.size)
         pick = np.argpartition(-ub, k - 1)[:k]
@@ -286,7 +399,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
         can = P["depth"] < cone.branch.size
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
                        if cone.branch.size else 0.0, 0.0)
-        item = can & (nxt >= wmass)
+        item = can & (nxt >= ITEM_FACTOR * wmass)
         wu = (P["uhi"] - P["ulo"]) / max(th, 1e-300)
         wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
         if not item.any() and max(wu.max(), wr.max()) < 1e-13:

@@ -1,0 +1,163 @@
+"""The cell bound of the estimation design's branch and bound (``design/estimation/bound_cells.py``) cell by cell.
+
+Every cell's bound must be at least the largest separable value ``Φ(r) = Σ d_x r_x² − w·r`` over the normalised
+extreme rays of the ℓ1-ball cone that fall in the cell; the rays are enumerated here directly from the closed form
+of docs/design.md §3 (every nested ``U ⊂ V`` with ``h(U) < 0 ≤ h(V)``, levels ``h(V) − h(U)`` on U and ``−h(U)`` on
+V∖U), independently of the cell geometry. The three-choice Lagrangian dual must never exceed the two independent
+knapsacks it is combined with, and its line searches must reach the optimum of the three-choice LP (solved by HiGHS).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from pml_design.design.estimation.bound_cells import BallCells, _line_min
+
+
+def _rays(p, pi, beta, eps):
+    """Every three-level extreme ray: labels (1 U, 2 V∖U, 0 out), u = P̂(U), ρ = −h_U/(h_V − h_U), V = all, r."""
+    n, e = p.size, math.exp(eps)
+    labs = np.array(list(itertools.product((0, 1, 2), repeat=n)))
+    U, V = labs == 1, labs > 0
+    full = V.all(axis=1)
+    hu = np.where(U.any(axis=1), e * np.maximum(0.0, U @ p - beta / 2) - 1.0, -1.0)
+    hv = np.where(full, e - 1.0, e * np.maximum(0.0, V @ p - beta / 2) - 1.0)
+    ok = (hu < 0) & (hv >= 0) & V.any(axis=1) & ~U.all(axis=1)
+    labs, U, V, full, hu, hv = labs[ok], U[ok], V[ok], full[ok], hu[ok], hv[ok]
+    c = np.where(U, (hv - hu)[:, None], np.where(V, -hu[:, None], 0.0))
+    return labs, U @ p, -hu / (hv - hu), full, c / (c @ pi)[:, None]
+
+
+def _problem(rng, n, negative_b=False):
+    p = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
+    pi = p if rng.random() < 0.5 else rng.dirichlet(np.ones(n))
+    beta, eps = float(rng.choice([0.0, 0.05, 0.3, 1.0, 2.0])), float(rng.uniform(0.3, 2.5))
+    d = rng.uniform(0.0, 3.0, n) if rng.random() < 0.7 else rng.normal(size=n)
+    w = rng.normal(scale=3.0, size=n)
+    if negative_b:  # large w: φ_x(B) = d B² − w B < 0 for most items at most levels
+        w = w + np.abs(rng.normal(scale=20.0, size=n))
+    return p, pi, beta, eps, d, w
+
+
+def _cells(rng, cone, rays, k):
+    """k cells (each around a random ray, random widths, the ray's memberships fixed to a random depth) and k
+    random boxes that may hold no ray at all."""
+    labs, u, rho, full, _ = rays
+    th = min(cone.theta, 1.0)
+    nb = cone.branch.size
+    i = rng.integers(labs.shape[0], size=k)
+    wu = th * rng.choice([1.0, 0.3, 0.05, 0.005], size=k)
+    wr = rng.choice([1.0, 0.3, 0.05], size=k)
+    ulo = np.maximum(0.0, u[i] - rng.uniform(0, 1, k) * wu)
+    uhi = np.minimum(th, np.maximum(u[i], ulo + wu))
+    rlo = np.where(full[i], 0.0, np.maximum(0.0, rho[i] - rng.uniform(0, 1, k) * wr))
+    rhi = np.where(full[i], 1.0, np.minimum(1.0, np.maximum(rho[i], rlo + wr)))
+    codes = np.zeros((k, max(nb, 1)), np.int8)
+    codes[:, :nb] = labs[i][:, cone.branch]
+    depth = rng.integers(0, nb + 1, size=k)
+    a, b = np.sort(rng.uniform(0, th, (2, k)), axis=0)
+    r0, r1 = np.sort(rng.uniform(0, 1, (2, k)), axis=0)
+    rnd = (a, b, r0, r1, rng.random(k) < 0.3, rng.integers(0, nb + 1, size=k), rng.integers(0, 3, (k, codes.shape[1])))
+    mine = (ulo, uhi, rlo, rhi, full[i], depth, codes)
+    return tuple(np.concatenate([x, y.astype(x.dtype)]) for x, y in zip(mine, rnd))
+
+
+def _brute(cells, rays, cone):
+    """Largest Φ over the enumerated rays in each (closed) cell, −inf where none."""
+    labs, u, rho, full, R = rays
+    ulo, uhi, rlo, rhi, cfull, depth, codes = cells
+    val = (R * R) @ cone.d - R @ cone.w
+    k = cone.branch.size
+    inside = (full[:, None] == cfull[None, :]) & (u[:, None] >= ulo) & (u[:, None] <= uhi)
+    inside &= full[:, None] | ((rho[:, None] >= rlo) & (rho[:, None] <= rhi))
+    same = labs[:, cone.branch][:, None, :] == codes[None, :, :k]
+    inside &= np.all(same | (np.arange(k)[None, None, :] >= depth[None, :, None]), axis=2)
+    return np.where(inside, val[:, None], -np.inf).max(axis=0)
+
+
+def _three_choice_lp(it, p, i):
+    """The three-choice assignment LP of cell i (items' values from ``BallCells.items``), by HiGHS."""
+    full, free = bool(it["full"][i]), it["free"][i]
+    in_v = free if full else it["in_v"][i]
+    in_u = it["in_u"][i] & in_v
+    a, b = it["a"][i], it["bmax"][i]
+    fixed = a[it["fu"][i]].sum() + b[it["fw"][i]].sum()
+    idx = np.flatnonzero(free)
+    m, pp = idx.size, p[idx]
+    if m == 0:
+        return fixed
+    c = -np.concatenate([np.where(in_u[idx], a[idx], 0.0), np.where(in_v[idx], b[idx], 0.0)])
+    bounds = [(0, float(in_u[j])) for j in idx] + [(0, float(in_v[j])) for j in idx]
+    one = np.hstack([np.eye(m), np.eye(m)])
+    rows = [np.concatenate([pp, 0 * pp]), -np.concatenate([pp, 0 * pp])]
+    rhs = [it["u_hi"][i], -it["u_lo"][i]]
+    if not full:
+        rows += [np.concatenate([pp, pp]), -np.concatenate([pp, pp])]
+        rhs += [it["v_hi"][i], -it["v_lo"][i]]
+    A_ub, b_ub = np.vstack(rows + ([] if full else [one])), np.concatenate([rhs, [] if full else np.ones(m)])
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=one if full else None, b_eq=np.ones(m) if full else None,
+                  bounds=bounds, method="highs")
+    return -res.fun + fixed if res.status == 0 else -np.inf
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cell_bound_between_enumerated_rays_and_the_knapsacks(seed):
+    rng = np.random.default_rng(seed)
+    n = 4 + seed % 5  # up to 8 items: 3^8 assignments
+    p, pi, beta, eps, d, w = _problem(rng, n, negative_b=seed % 2 == 0)
+    cone = BallCells(p, beta, eps, pi, d, w, None, None)
+    rays = _rays(p, pi, beta, eps)
+    assert rays[0].shape[0] > 0
+    cells = _cells(rng, cone, rays, 25)
+    it = cone.items(*cells)
+    new = cone.bounds(*cells)
+    old = np.where(it["feas"], cone.knapsack_bounds(it), -np.inf)
+    best = _brute(cells, rays, cone)
+    assert np.all(new >= best - 1e-9 * np.maximum(1.0, np.abs(best))), (new - best).min()
+    assert np.all(new <= old)
+    assert np.isfinite(best[:25]).all()  # the cells built around a ray hold it
+    if seed % 2 == 0:  # many negative φ(B): the nestedness must pay off
+        o, nw = old[:25][np.isfinite(old[:25])], new[:25][np.isfinite(old[:25])]
+        assert np.mean(nw < o - 1e-9 * np.abs(o)) > 0.3
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dual_line_searches_reach_the_three_choice_lp(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 6 + seed
+    p, pi, beta, eps, d, w = _problem(rng, n, negative_b=seed % 2 == 1)
+    cone = BallCells(p, beta, eps, pi, d, w, None, None)
+    cells = _cells(rng, cone, _rays(p, pi, beta, eps), 15)
+    it = cone.items(*cells)
+    dual = cone.dual_bounds(it)
+    for i in np.flatnonzero(it["feas"] & ~it["bad"]):
+        lp = _three_choice_lp(it, cone.p, i)
+        if lp == -np.inf:  # an empty cell may keep any bound (never below −inf)
+            continue
+        tol = 1e-7 * max(1.0, abs(lp))
+        assert lp - tol <= dual[i] <= lp + tol, (i, dual[i], lp)
+
+
+def test_line_min_against_a_grid():
+    rng = np.random.default_rng(7)
+    rows, k = 40, 9
+    alpha, c, m = rng.normal(size=(rows, k)), rng.normal(size=(rows, k)), rng.uniform(0, 2, (rows, k))
+    m[:, 0] = 0.0  # a mass-free item
+    c[:5, 1] = -np.inf  # an item that cannot leave
+    alpha[5:10, 2] = -np.inf  # an option that is not allowed
+    # bounded below: the slope σ − Σ_{kinks > t} m_k is ≤ 0 at −∞ and ≥ 0 at +∞
+    lo, hi = np.where(c == -np.inf, m, 0).sum(axis=1), np.where(alpha > -np.inf, m, 0).sum(axis=1)
+    sigma = lo + rng.uniform(0, 1, rows) * (hi - lo)
+
+    def f(t):
+        return sigma[:, None] * t + np.maximum(alpha[:, :, None] - t[:, None, :] * m[:, :, None], c[:, :, None]).sum(1)
+
+    t = _line_min(alpha, c, m, sigma)
+    grid = np.broadcast_to(np.linspace(-30, 30, 6001), (rows, 6001))
+    assert np.all(f(t[:, None])[:, 0] <= f(grid).min(axis=1) + 1e-9)
+    assert np.isfinite(_line_min(alpha, c, m, hi + 1.0)).all()  # unbounded below: still a finite t
