@@ -39,8 +39,8 @@ BOUND_SECONDS: float = 5.0
 STALL_SECONDS: float = 1.0
 STALL_SHARE: float = 0.05
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
-#: Frank–Wolfe bound of :mod:`.bound`; the alphabets it runs on; the design's heaviest rays it starts from.
-COORDINATE_SHARE: float = 0.6
+#: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on; the design's heaviest rays it starts from.
+COORDINATE_SHARE: float = 0.8
 COORDINATE_BOUND_MAX_N: int = 400
 MAX_COORDINATE_RAYS: int = 1000
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
@@ -265,7 +265,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             base, M, nu, V_last = state.pop("last")
             if not d_opt and n <= COORDINATE_BOUND_MAX_N:  # the coordinate relaxation first (A criterion)
                 R, w = _as_rays(state["V"], state["x"], W_seed, prior)
-                share = COORDINATE_SHARE * max(deadline - time.perf_counter(), 0.0)
+                inside = isinstance(uset, L1Ball) and uset.in_interior_regime  # there the Frank–Wolfe bound is exact
+                share = (0.3 if inside else COORDINATE_SHARE) * max(deadline - time.perf_counter(), 0.0)
                 cb = coordinate_bound(uset, epsilon, prior, R[:, np.argsort(-w)[:MAX_COORDINATE_RAYS]],
                                       deadline=time.perf_counter() + share)
                 if math.isfinite(cb.value):

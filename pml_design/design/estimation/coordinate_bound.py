@@ -175,7 +175,7 @@ def coordinate_bound(
     deadline : float
         ``time.perf_counter()`` value at which the refinement stops; the value returned is valid at every step.
     rtol : float, default 1e-3
-        Stop when the separable maximum is below ``rtol`` times the relaxed value.
+        Stop when the bound is within ``rtol`` (relative) of the relaxed master's value.
 
     Returns
     -------
@@ -191,10 +191,9 @@ def coordinate_bound(
     c = (1.0 - pi) ** 2
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
-    rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)  # then one long branch and bound
-    point = None
-    while time.perf_counter() < rounds_end:
-        sol = _relaxed_master(R, c, rounds_end)
+    rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)  # short rounds, then long branch and bounds
+    while time.perf_counter() < deadline - 0.05:
+        sol = _relaxed_master(R, c, deadline)
         if sol is None:
             break
         value_k, theta, g, nu = sol
@@ -202,25 +201,18 @@ def coordinate_bound(
         rounds += 1
         if best_point is not None:  # Wentges smoothing: price between the best multipliers so far and the master's
             g, nu = SMOOTHING * best_point[0] + (1 - SMOOTHING) * g, SMOOTHING * best_point[1] + (1 - SMOOTHING) * nu
-        point = (g, nu)
         scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
-        budget = min(ROUND_SECONDS, max((rounds_end - time.perf_counter()) / 2, 0.05))
-        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, time.perf_counter() + budget, rtol * scale)
+        now = time.perf_counter()
+        until = min(now + ROUND_SECONDS, rounds_end) if now < rounds_end - 0.1 else deadline
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * scale)
         if not math.isfinite(phi):
             break
-        value = _dual_value(c, g, nu, max(phi, 0.0))
+        value = _dual_value(c, g, nu, phi)  # phi < 0 is valid too: E Σ g r² ≤ ν·1 + phi
         if value > best:
             best, method, best_point = value, how, (g, nu)
-        if phi <= rtol * scale or not found.size:
-            point = None  # proven to the tolerance at this point: nothing left to refine
+        if value >= (1.0 - rtol) * relaxed or not found.size:
             break
         keep = np.argsort(-theta)[:MAX_POOL]
         keep = keep[theta[keep] > 0]
         R = np.hstack([R[:, keep], found])
-    if point is not None and time.perf_counter() < deadline:  # the last point priced, bounded with the time left
-        g, nu = point
-        scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
-        phi, _, how = _separable_max(uset, epsilon, pi, g, nu, deadline, rtol * scale)
-        if math.isfinite(phi) and _dual_value(c, g, nu, max(phi, 0.0)) > best:
-            best, method = _dual_value(c, g, nu, max(phi, 0.0)), how
     return CoordinateBound(float(best), float(relaxed), rounds, method)
