@@ -33,14 +33,17 @@ Derivation (three steps, each an inequality that holds for every normalised ray)
        ``Φ(r) = Σ_{x∈U} (φ_x(A) − φ_x(B)) + Σ_{x∈V} φ_x(B) ≤ K(α − β⁻, [u]) + K(β⁺, [v])``,
 
    with ``α, β⁺`` the maxima and ``β⁻`` the minima of ``φ_x`` over the level intervals and ``K(c, [m])`` the
-   fractional knapsack (items by ``c_x/P̂_x``) with mass in ``[m]`` (nestedness ``U ⊂ V`` dropped). Cells are split
+   fractional knapsack (items by ``c_x/P̂_x``) with mass in ``[m]`` (nestedness ``U ⊂ V`` dropped), and by the
+   Lagrangian dual of the three-choice assignment LP that keeps ``U ⊂ V`` (:mod:`.bound_cells`; the smaller of
+   the two is the cell's bound). Cells are split
    (branch and bound, best bound first) until the bound meets the best actual ray found (greedy sets of the best
    cells, evaluated exactly) or the deadline. A second, cruder bound for any set is the Lagrangian dual of
    ``π·r = 1`` over the box ``0 ≤ r_x ≤ T_x`` (``c_x ≤ e^ε Q·c`` for every ``Q ∈ 𝒫``); the smaller is returned.
 
-Tightness (measured, docs/design.md §7): exact to solver precision in the interior regime; outside it the
-diagonal certificate of step 2 is the loss (the binary-quadratic part of the problem), the combinatorics of step 3
-are tight to the refinement tolerance.
+Tightness (measured, docs/design.md §7.1): exact to solver precision in the interior regime; outside it the
+diagonal certificate of step 2 is the loss (the binary-quadratic part of the problem), plus the cells' level
+intervals. The design also uses the coordinate relaxation of :mod:`.coordinate_bound` (§7.2), which needs no
+certificate.
 """
 
 from __future__ import annotations
