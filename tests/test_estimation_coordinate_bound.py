@@ -80,6 +80,11 @@ def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
             cb = CB.coordinate_bound(uset, eps, p, start, deadline=time.perf_counter() + 1.5)
             assert np.isfinite(cb.value)
             assert cb.value <= res.utility * (1 + 1e-7), (uset, cb, res.utility)
+            # the design's own point first (its weights on its normalised columns), with and without the master
+            q = p @ start
+            for seconds in (0.05, 1.0):
+                cb = CB.coordinate_bound(uset, eps, p, start / q, deadline=time.perf_counter() + seconds, weights=q)
+                assert cb.value <= res.utility * (1 + 1e-7), (uset, cb, res.utility)
 
 
 def test_bound_is_exact_in_the_symmetric_local_dp_case():
@@ -112,6 +117,11 @@ def test_design_lower_bound_uses_it_and_stays_valid(monkeypatch):
     assert res.lower_bound >= 10 * (1 - zipf @ zipf)
 
 
-def test_bad_prior_is_named():
+def test_bad_input_is_named():
     with pytest.raises(ValueError, match="prior"):
         CB.coordinate_bound(Simplex(3), 1.0, np.array([0.5, 0.5, 0.0]), np.eye(3), deadline=time.perf_counter() + 1)
+    p = np.full(3, 1 / 3)
+    with pytest.raises(ValueError, match="weights must have one entry per ray"):
+        CB.coordinate_bound(Simplex(3), 1.0, p, 3 * np.eye(3), deadline=time.perf_counter() + 1, weights=np.ones(2))
+    with pytest.raises(ValueError, match="normalised"):
+        CB.coordinate_bound(Simplex(3), 1.0, p, np.eye(3), deadline=time.perf_counter() + 1, weights=np.ones(3))

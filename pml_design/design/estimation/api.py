@@ -32,17 +32,16 @@ from .seeds import ray_seeds
 __all__ = ["design_frequency_estimation"]
 
 #: Share of the time limit (at most :data:`BOUND_SECONDS`) kept for the valid bound of :mod:`.bound` at the end.
-BOUND_SHARE: float = 0.1
-BOUND_SECONDS: float = 5.0
+BOUND_SHARE: float = 0.15
+BOUND_SECONDS: float = 8.0
 #: When the local pricing finds no improving column: the branch and bound prices for max(STALL_SECONDS,
 #: STALL_SHARE × time limit) seconds (only if that much of the loop's time is left).
 STALL_SECONDS: float = 1.0
 STALL_SHARE: float = 0.05
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
-#: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on; the design's heaviest rays it starts from.
+#: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
 COORDINATE_SHARE: float = 0.8
 COORDINATE_BOUND_MAX_N: int = 400
-MAX_COORDINATE_RAYS: int = 1000
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -267,8 +266,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 R, w = _as_rays(state["V"], state["x"], W_seed, prior)
                 inside = isinstance(uset, L1Ball) and uset.in_interior_regime  # there the Frank–Wolfe bound is exact
                 share = (0.3 if inside else COORDINATE_SHARE) * max(deadline - time.perf_counter(), 0.0)
-                cb = coordinate_bound(uset, epsilon, prior, R[:, np.argsort(-w)[:MAX_COORDINATE_RAYS]],
-                                      deadline=time.perf_counter() + share)
+                cb = coordinate_bound(uset, epsilon, prior, R, deadline=time.perf_counter() + share, weights=w)
                 if math.isfinite(cb.value):
                     state["lower"] = max(state["lower"], cb.value + float(prior @ prior))
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),

@@ -40,8 +40,10 @@ SMOOTHING: float = 0.5
 #: Share of the time kept for the final branch and bound, and the most seconds of each round's (ray finding).
 FINAL_SHARE: float = 0.4
 ROUND_SECONDS: float = 0.5
-#: Rays kept in the relaxed master between rounds (the heaviest), plus the new ones.
-MAX_POOL: int = 1500
+#: Rays kept in the relaxed master between rounds (the heaviest), plus the new ones: max(POOL_PER_SYMBOL·N, MIN_POOL)
+#: (its optimum needs at most 2N rays, but the design's own rays steer it best; a larger pool slows every solve).
+POOL_PER_SYMBOL: int = 8
+MIN_POOL: int = 200
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,21 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     sep = g @ S
     if (sep + nu @ R).max() < (sep - nu @ R).max():  # the sign convention making Σ g r² − ν·r ≤ 0 on the pool
         nu = -nu
-    relaxed = float(np.sum(c / (s - 1.0))) if resid <= 1e-6 else math.inf  # an inaccurate solve's value says nothing
+    relaxed = float(np.sum(c / (s - 1.0))) if resid <= 1e-4 else math.inf  # an inaccurate solve's value says nothing
     return relaxed, t, g, nu
+
+
+def _design_point(R: np.ndarray, theta: np.ndarray, c: np.ndarray):
+    """``(g, ν)`` at a design (rays R with weights θ, ``Rθ = 1``): ``g = c/(s − 1)²`` from its diagonal moments and ν
+    the least-squares fit of ``Σ_x g_x r_x² = ν·r`` on its rays (the relaxation's optimality conditions), or None."""
+    s = (R * R) @ theta
+    if np.any(s <= 1.0) or not np.all(np.isfinite(s)):
+        return None
+    g = c / (s - 1.0) ** 2
+    use = theta > 1e-12 * max(float(theta.max()), 1e-300)
+    A = R[:, use].T
+    nu = np.linalg.lstsq(A, (g[:, None] * R[:, use] ** 2).sum(axis=0), rcond=None)[0]
+    return g, nu
 
 
 def _enumerated_rays(uset, epsilon, pi):
@@ -155,6 +170,7 @@ def coordinate_bound(
     *,
     deadline: float,
     rtol: float = 1e-3,
+    weights: np.ndarray | None = None,
 ) -> CoordinateBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
 
@@ -176,6 +192,9 @@ def coordinate_bound(
         ``time.perf_counter()`` value at which the refinement stops; the value returned is valid at every step.
     rtol : float, default 1e-3
         Stop when the bound is within ``rtol`` (relative) of the relaxed master's value.
+    weights : numpy.ndarray, shape (K,), optional
+        The design's weights on ``rays`` (then normalised, ``prior @ rays = 1``, and ``rays @ weights = 1``): its own
+        point is bounded first, before any solve.
 
     Returns
     -------
@@ -186,12 +205,31 @@ def coordinate_bound(
     if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
         raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
     R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
-    R = R[:, (R.min(axis=0) >= 0) & (pi @ R > 0)]
+    keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
+    R = R[:, keep_cols]
+    if weights is not None:  # the weights are those of the normalised rays
+        if np.shape(weights) != (keep_cols.size,):
+            raise ValueError(f"weights must have one entry per ray ({keep_cols.size}), got shape {np.shape(weights)}")
+        if not np.allclose(pi @ R, 1.0, rtol=1e-9, atol=0):
+            raise ValueError("weights need rays normalised to prior @ r = 1")
     R = R / (pi @ R)
     c = (1.0 - pi) ** 2
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
+    pool = max(POOL_PER_SYMBOL * pi.size, MIN_POOL)
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)  # short rounds, then long branch and bounds
+    if weights is not None:  # the design's own point first: no solve (g from its moments, ν fitted on its rays)
+        theta0 = np.asarray(weights, dtype=float)[keep_cols]
+        point = _design_point(R, theta0, c)
+        R = R[:, np.argsort(-theta0)[:pool]]  # the master's pool: the heaviest rays
+        if point is not None:
+            g, nu = point
+            until = min(t0 + ROUND_SECONDS, rounds_end) if rounds_end - t0 > 2 * ROUND_SECONDS else deadline
+            scale = float(np.sum(2.0 * np.sqrt(c * g) + g))
+            phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * scale)
+            if math.isfinite(phi):
+                best, method, best_point = _dual_value(c, g, nu, phi), how, (g, nu)
+                R = np.hstack([R, found])
     while time.perf_counter() < deadline - 0.05:
         sol = _relaxed_master(R, c, deadline)
         if sol is None:
@@ -212,7 +250,7 @@ def coordinate_bound(
             best, method, best_point = value, how, (g, nu)
         if value >= (1.0 - rtol) * relaxed or not found.size:
             break
-        keep = np.argsort(-theta)[:MAX_POOL]
+        keep = np.argsort(-theta)[:pool]
         keep = keep[theta[keep] > 0]
         R = np.hstack([R[:, keep], found])
     return CoordinateBound(float(best), float(relaxed), rounds, method)
