@@ -120,6 +120,8 @@ def test_design_lower_bound_uses_it_and_stays_valid(monkeypatch):
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="prior"):
         CB.coordinate_bound(Simplex(3), 1.0, np.array([0.5, 0.5, 0.0]), np.eye(3), deadline=time.perf_counter() + 1)
+    with pytest.raises(ValueError, match="sum to 1"):
+        CB.coordinate_bound(Simplex(3), 1.0, np.full(3, 0.3), np.eye(3), deadline=time.perf_counter() + 1)
     p = np.full(3, 1 / 3)
     with pytest.raises(ValueError, match="weights must have one entry per ray"):
         CB.coordinate_bound(Simplex(3), 1.0, p, 3 * np.eye(3), deadline=time.perf_counter() + 1, weights=np.ones(2))

@@ -41,7 +41,7 @@ STALL_SHARE: float = 0.05
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
 COORDINATE_SHARE: float = 0.8
-COORDINATE_BOUND_MAX_N: int = 400
+COORDINATE_BOUND_MAX_N: int = 150
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -294,8 +294,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     # data processing for Fisher information: a report of X carries at most what X does, F ⪯ diag(1/P), so
     # tr F⁻¹ ≥ 1 (A) and log det F⁻¹ ≥ Σ log P (D) for every mechanism, private or not (docs/design.md §7.1)
     lower_val = max(lower_val, float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior))
-    proven = state["proven"]
-    optimal = bool(proven and proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))
+    optimal = bool(proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))  # every bound kept is valid
     n = uset.size
     if not d_opt and value > ldp.mse * (1 + 1e-9):
         warnings.warn(

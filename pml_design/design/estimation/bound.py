@@ -352,7 +352,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
     exact = _enumerated(uset, epsilon, pi, q_of)
     if exact is not None:
         val, ray = exact
-        return RayValueBounds(val + 1e-9 * (abs(val) + abs(float(nu.sum()))), val, ray, 0, "enumeration")
+        return RayValueBounds(val + 1e-9 * (abs(val) + abs(float(nu.sum()))), val, ray, 0, "enumeration", ray[:, None])
     b, scale = _lift(M, pi), np.ones(n)
     upper, lower, best, cells, method = np.inf, -np.inf, None, 0, "none"
     found_total = 0

@@ -44,6 +44,9 @@ ROUND_SECONDS: float = 0.5
 #: (its optimum needs at most 2N rays, but the design's own rays steer it best; a larger pool slows every solve).
 POOL_PER_SYMBOL: int = 8
 MIN_POOL: int = 200
+#: Assumed (rays × symbols) per second of a first relaxed-master solve (cvxpy + Clarabel, one loaded core); a
+#: solve is started only when 1.5 × its expected time is left.
+SOLVE_RATE: float = 4e4
 
 
 @dataclass(frozen=True)
@@ -119,9 +122,15 @@ def _design_point(R: np.ndarray, theta: np.ndarray, c: np.ndarray):
         return None
     g = c / (s - 1.0) ** 2
     use = theta > 1e-12 * max(float(theta.max()), 1e-300)
-    A = R[:, use].T
-    nu = np.linalg.lstsq(A, (g[:, None] * R[:, use] ** 2).sum(axis=0), rcond=None)[0]
-    return g, nu
+    A = R[:, use]
+    b = (g[:, None] * A**2).sum(axis=0)
+    G = A @ A.T  # normal equations (N × N): a few BLAS passes, not a dense least squares over every ray
+    G[np.diag_indices_from(G)] += 1e-12 * max(float(np.trace(G)), 1e-300) / G.shape[0]
+    try:
+        nu = np.linalg.solve(G, A @ b)
+    except np.linalg.LinAlgError:
+        return None
+    return (g, nu) if np.all(np.isfinite(nu)) else None
 
 
 def _enumerated_rays(uset, epsilon, pi):
@@ -204,6 +213,8 @@ def coordinate_bound(
     pi = np.asarray(prior, dtype=float)
     if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
         raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
+        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
     R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
     keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
     R = R[:, keep_cols]
@@ -230,8 +241,13 @@ def coordinate_bound(
             if math.isfinite(phi):
                 best, method, best_point = _dual_value(c, g, nu, phi), how, (g, nu)
                 R = np.hstack([R, found])
+    solve_s = R.shape[0] * min(R.shape[1], pool + 64) / SOLVE_RATE  # a first solve's cost, then the last one's
     while time.perf_counter() < deadline - 0.05:
+        if deadline - time.perf_counter() < 1.5 * solve_s:  # cvxpy's compile and set-up ignore the time limit
+            break
+        t_solve = time.perf_counter()
         sol = _relaxed_master(R, c, deadline)
+        solve_s = time.perf_counter() - t_solve
         if sol is None:
             break
         value_k, theta, g, nu = sol
