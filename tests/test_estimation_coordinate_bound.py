@@ -47,8 +47,11 @@ def test_per_symbol_inequality_is_exact_for_symmetric_channels():
 
 @pytest.fixture()
 def no_enumeration(monkeypatch):
-    monkeypatch.setattr(CB, "ENUMERATE_GENERIC", 0)
-    monkeypatch.setattr(CB, "ENUMERATE_MAX", 0)
+    """Force the branch and bound (the rays are enumerated by ``bound.enumerated_rays``, whose limits these are)."""
+    from pml_design.design.estimation import bound as B
+
+    monkeypatch.setattr(B, "ENUMERATE_GENERIC", 0)
+    monkeypatch.setattr(B, "ENUMERATE_MAX", 0)
 
 
 def _cases():

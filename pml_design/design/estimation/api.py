@@ -176,7 +176,7 @@ def design_frequency_estimation(
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     ldp = ldp_optimum(n, epsilon, prior)
-    state = {"it": 0, "lower": -math.inf, "proven": False, "K": 0, "enumerated": False}
+    state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
     # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
         seed = compact_ldp_channel(n, epsilon, prior,
@@ -239,7 +239,6 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)
             if proven_optimal(best.value, lower):  # the one rule (relative): no absolute tolerance below 1
-                state["proven"] = True
                 break
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
             if improving.size == 0 and R_all is None and time.perf_counter() < loop_deadline - STALL_SECONDS:
@@ -249,7 +248,6 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 if math.isfinite(rb.upper):
                     state["lower"] = max(state["lower"], base - rb.upper)
                     if proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior))):
-                        state["proven"] = True
                         break
                 if rb.rays is not None and rb.rays.shape[1]:
                     cand, d_c = rb.rays, reduced_costs(rb.rays, M, nu)

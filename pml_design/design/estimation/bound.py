@@ -352,7 +352,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
     exact = _enumerated(uset, epsilon, pi, q_of)
     if exact is not None:
         val, ray = exact
-        return RayValueBounds(val + 1e-9 * (abs(val) + abs(float(nu.sum()))), val, ray, 0, "enumeration", ray[:, None])
+        return RayValueBounds(with_rounding_margin(val, nu), val, ray, 0, "enumeration", ray[:, None])
     b, scale = _lift(M, pi), np.ones(n)
     upper, lower, best, cells, method = np.inf, -np.inf, None, 0, "none"
     found_total = 0
@@ -383,7 +383,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
         found_total += found.shape[1]
         if time.perf_counter() > deadline:
             break
-    upper = upper + 1e-9 * (abs(upper) + abs(float(nu.sum())))  # rounding in the cell sums
+    upper = with_rounding_margin(upper, nu)  # rounding in the cell sums
     met = pool[:, pool.shape[1] - found_total:] if found_total else np.zeros((n, 0))
     met = np.hstack([best[:, None], met]) if best is not None else met
     if met.shape[1]:
@@ -392,19 +392,37 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
     return RayValueBounds(float(upper), float(lower), best, cells, method, met)
 
 
-def _enumerated(uset: UncertaintySet, epsilon: float, pi: np.ndarray, q_of):
-    """Exact maximum over every extreme ray when they are few (closed forms of :mod:`..rays`), else None."""
+def enumerated_rays(uset: UncertaintySet, epsilon: float, pi: np.ndarray) -> np.ndarray | None:
+    """Every extreme ray normalised to ``pi·r = 1`` when they are few (closed forms of :mod:`..rays`: ℓ1 balls,
+    the simplex, a fixed prior; at most :data:`ENUMERATE_GENERIC` symbols outside Proposition 2,
+    :data:`ENUMERATE_MAX` otherwise), else None."""
     from ..rays import enumerate_rays  # noqa: PLC0415
 
-    n = pi.size
     generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
     if not isinstance(uset, (L1Ball, Simplex)) and not (isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1):
         return None
-    if n > (ENUMERATE_GENERIC if generic else ENUMERATE_MAX):
+    if pi.size > (ENUMERATE_GENERIC if generic else ENUMERATE_MAX):
         return None
     R = enumerate_rays(uset, epsilon)
-    R = R / (pi @ R)
-    vals = np.concatenate([q_of(R[:, i : i + 4096]) for i in range(0, R.shape[1], 4096)])
+    return R / (pi @ R)
+
+
+def ray_values(q_of, R: np.ndarray) -> np.ndarray:
+    """``q_of`` on the columns of ``R``, 4096 at a time (bounded memory for the dense ``M @ R``)."""
+    return np.concatenate([q_of(R[:, i : i + 4096]) for i in range(0, R.shape[1], 4096)])
+
+
+def with_rounding_margin(value: float, nu: np.ndarray) -> float:
+    """``value`` raised by ``1e-9 (|value| + |ν·1|)``: the rounding of the sums behind a computed maximum."""
+    return float(value + 1e-9 * (abs(value) + abs(float(nu.sum()))))
+
+
+def _enumerated(uset: UncertaintySet, epsilon: float, pi: np.ndarray, q_of):
+    """Exact maximum over every extreme ray when they are few (:func:`enumerated_rays`), else None."""
+    R = enumerated_rays(uset, epsilon, pi)
+    if R is None:
+        return None
+    vals = ray_values(q_of, R)
     k = int(np.argmax(vals))
     return float(vals[k]), R[:, k]
 

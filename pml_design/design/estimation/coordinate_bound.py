@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...uncertainty import UncertaintySet
-from .bound import ENUMERATE_GENERIC, ENUMERATE_MAX, _ball_form, _box_bound, _box_top
+from .bound import MAX_FOUND, _ball_form, _box_bound, _box_top, enumerated_rays, ray_values, with_rounding_margin
 from .bound_cells import BallCells, branch_and_bound
 
 __all__ = ["CoordinateBound", "coordinate_bound", "coordinate_relaxation"]
@@ -114,31 +114,17 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     return relaxed, t, g, nu
 
 
-def _enumerated_rays(uset, epsilon, pi):
-    """Every normalised extreme ray when they are few (closed forms of :mod:`..rays`), else None."""
-    from ...uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
-    from ..rays import enumerate_rays  # noqa: PLC0415
-
-    generic = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
-    closed = isinstance(uset, (L1Ball, Simplex)) or (isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1)
-    if not closed or pi.size > (ENUMERATE_GENERIC if generic else ENUMERATE_MAX):
-        return None
-    R = enumerate_rays(uset, epsilon)
-    return R / (pi @ R)
-
-
 def _separable_max(uset, epsilon, pi, g, nu, deadline, atol):
     """(upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays, rays found, method)."""
 
     def q_of(X):
         return (g[:, None] * X * X).sum(axis=0) - nu @ X
 
-    R_all = _enumerated_rays(uset, epsilon, pi)
+    R_all = enumerated_rays(uset, epsilon, pi)
     if R_all is not None:
-        vals = np.concatenate([q_of(R_all[:, i : i + 4096]) for i in range(0, R_all.shape[1], 4096)])
-        val = float(vals.max())
-        top = np.argsort(-vals)[:64]
-        return val + 1e-9 * (abs(val) + abs(float(nu.sum()))), R_all[:, top[vals[top] > 0]], "enumeration"
+        vals = ray_values(q_of, R_all)
+        top = np.argsort(-vals)[:MAX_FOUND]
+        return with_rounding_margin(float(vals.max()), nu), R_all[:, top[vals[top] > 0]], "enumeration"
     upper, found, method = math.inf, np.zeros((pi.size, 0)), "none"
     top = _box_top(uset, epsilon, pi)
     if np.all(np.isfinite(top)):
@@ -149,7 +135,7 @@ def _separable_max(uset, epsilon, pi, g, nu, deadline, atol):
         ub, found, _, _, _ = branch_and_bound(cone, deadline, atol, q_of)
         if ub < upper:
             upper, method = ub, "cells"
-    return upper + 1e-9 * (abs(upper) + abs(float(nu.sum()))), found, method
+    return with_rounding_margin(upper, nu), found, method
 
 
 def coordinate_bound(
