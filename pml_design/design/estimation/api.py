@@ -25,7 +25,7 @@ from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
 from .master import gradients, solve_master
-from .pricing import local_pricing, reduced_costs
+from .pricing import local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
 from .seeds import ray_seeds
 
@@ -38,6 +38,8 @@ BOUND_SECONDS: float = 8.0
 #: STALL_SHARE × time limit) seconds (only if that much of the loop's time is left).
 STALL_SECONDS: float = 1.0
 STALL_SHARE: float = 0.05
+#: Most share of the time limit one round's three-level pricing (:func:`.pricing.nested_pricing`) starts searches in.
+NESTED_SHARE: float = 0.01
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
 COORDINATE_SHARE: float = 0.8
@@ -235,6 +237,9 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             else:
                 state["last"] = (base, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
+                # rays with zeros outside V (three levels) are out of the two-level search's reach
+                cand = np.hstack([cand, nested_pricing(uset, epsilon, prior, M, nu, gen, deadline=min(
+                    loop_deadline, time.perf_counter() + NESTED_SHARE * time_limit))])
                 d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)

@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 
-from ...uncertainty import UncertaintySet
+from ...uncertainty import L1Ball, UncertaintySet
 
 
-__all__ = ["LARGE_N", "block_masks", "ray_seeds", "subset_directions"]
+__all__ = ["LARGE_N", "block_masks", "nested_directions", "ray_seeds", "subset_directions"]
 
 #: Above this alphabet size the rank-one seeds are only Hadamard response's half-sets (the master's cost grows
 #: with the cube of its number of columns; the LDP channel, one matrix column, keeps F invertible).
@@ -39,6 +39,50 @@ def subset_directions(uset: UncertaintySet, epsilon: float, masks: np.ndarray) -
     low = 1.0 - e * f
     cols = np.where(masks, (e - 1.0) + np.maximum(low, 0.0)[:, None], np.maximum(low, 0.0)[:, None])
     cols[low <= 0] = masks[low <= 0].astype(float)
+    return cols.T
+
+
+def nested_levels(uset: UncertaintySet, epsilon: float, inner: np.ndarray, outer: np.ndarray):
+    """Levels ``(α, β, ok)`` of the three-level columns ``α·1_U + β·1_{V∖U}`` of :func:`nested_directions`.
+
+    ``inner``/``outer`` are boolean masks (rows) with ``U ⊆ V``. ``ok`` is False where no such column is in the cone
+    (``h(V) < 0`` with ``h(U) < 0``, or V empty).
+    """
+    inner = np.atleast_2d(np.asarray(inner, dtype=bool))
+    outer = np.atleast_2d(np.asarray(outer, dtype=bool))
+    if isinstance(uset, L1Ball):  # closed form on indicators (docs/design.md §3): f(1_S) = max(0, P̂(S) − β/2)
+        f = np.maximum(0.0, np.vstack([inner, outer]) @ uset.center - uset.radius / 2.0)
+    else:
+        f = uset.min_output_probability(np.vstack([inner, outer]).T.astype(float))
+    return levels_from_f(epsilon, f[: inner.shape[0]], f[inner.shape[0]:], outer.all(axis=1), outer.any(axis=1))
+
+
+def levels_from_f(epsilon: float, f_inner, f_outer, outer_all, outer_any):
+    """:func:`nested_levels` from ``f(1_U)``, ``f(1_V)`` and whether V is everything / non-empty."""
+    e = math.exp(min(epsilon, 700.0))
+    h_u = e * np.asarray(f_inner, dtype=float) - 1.0
+    h_v = np.where(outer_all, e - 1.0, e * np.asarray(f_outer, dtype=float) - 1.0)  # f(1) = 1 exactly
+    alpha = np.where(h_u >= 0, 1.0, h_v - h_u)
+    beta = np.where(h_u >= 0, 0.0, -h_u)
+    ok = ((h_u >= 0) | (h_v >= 0)) & outer_any
+    return alpha, beta, ok
+
+
+def nested_directions(uset: UncertaintySet, epsilon: float, inner: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """Three-level cone directions ``h(V)·1_U − h(U)·1_V`` for nested masks ``U ⊆ V`` (rows), as columns.
+
+    Implements: the extreme-ray family of the column cone of core paper eq. (1) for the ℓ1 ball of eq. (5) at any
+    radius (:func:`~pml_design.design.rays.l1_ball_rays`, docs/design.md §3), with ``h(S) = e^ε f(1_S) − 1`` and
+    ``f(1_S) = min_{Q∈𝒫} Q(S)``; ``1_U`` when ``h(U) ≥ 0``. For every other set ``f`` is superadditive on the chain
+    ``U ⊆ V``, so each column is still in the cone (its top level meets ``e^ε f`` with equality or slack). ``V`` =
+    everything gives :func:`subset_directions`; ``U`` empty the indicator ``1_V``. Masks with no such column (both
+    ``h < 0``) give the constant column (callers filter them with :func:`nested_levels`).
+    """
+    inner = np.atleast_2d(np.asarray(inner, dtype=bool))
+    outer = np.atleast_2d(np.asarray(outer, dtype=bool)) | inner
+    alpha, beta, ok = nested_levels(uset, epsilon, inner, outer)
+    cols = alpha[:, None] * inner + beta[:, None] * (outer & ~inner)
+    cols[~ok] = 1.0
     return cols.T
 
 

@@ -1,0 +1,124 @@
+"""Pricing of the estimation design: the three-level (nested U ⊆ V) directions and their local search.
+
+Independent paths: the directions against the bitmask enumeration of :func:`pml_design.design.rays.l1_ball_rays`
+and the cone test :func:`in_cone`; the search's O(N) incremental values against the explicit reduced costs, and
+its best ray against the maximum over the complete ray list.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design.design import enumerate_rays
+from pml_design.design.estimation.pricing import _nested_values, nested_pricing, reduced_costs
+from pml_design.design.estimation.seeds import nested_directions, nested_levels, subset_directions
+from pml_design.design.rays import in_cone, l1_ball_rays
+
+
+def _normalised_set(C: np.ndarray, p: np.ndarray) -> set:
+    C = C / (p @ C)
+    return {tuple(np.round(c, 9)) for c in C.T}
+
+
+def _all_nested(n: int) -> tuple[np.ndarray, np.ndarray]:
+    states = np.array(list(itertools.product(range(3), repeat=n)))
+    return states == 2, states >= 1
+
+
+@pytest.mark.parametrize("radius_rule", ["inside", "outside", "wide", "fixed"])
+def test_nested_directions_are_exactly_the_l1_ball_ray_family(radius_rule):
+    rng = np.random.default_rng(3)
+    n = 6
+    p = rng.dirichlet(np.ones(n))
+    beta = {"inside": 1.5 * p.min(), "outside": 2.5 * p.min(), "wide": 0.8, "fixed": 0.0}[radius_rule]
+    ball = pml.L1Ball(p, beta)
+    for eps in (0.4, 1.3):
+        U, V = _all_nested(n)
+        _, _, ok = nested_levels(ball, eps, U, V)
+        C = nested_directions(ball, eps, U[ok], V[ok])
+        assert in_cone(C, ball, eps).all()
+        # the family is l1_ball_rays's (a second derivation, by bitmasks), plus only cone points
+        ref = _normalised_set(l1_ball_rays(p, beta, eps), p)
+        assert ref <= _normalised_set(C, p)
+
+
+@pytest.mark.parametrize("uset_kind", ["simplex", "finite", "prior"])
+def test_nested_directions_lie_in_the_cone_of_every_set(uset_kind):
+    rng = np.random.default_rng(11)
+    n = 7
+    p = rng.dirichlet(np.ones(n))
+    uset = {"simplex": pml.Simplex(n), "finite": pml.FiniteSet(rng.dirichlet(np.ones(n), size=4)),
+            "prior": pml.FiniteSet(p[None])}[uset_kind]
+    U = rng.random((400, n)) < 0.3
+    V = U | (rng.random((400, n)) < 0.5)
+    _, _, ok = nested_levels(uset, 1.0, U, V)
+    assert ok.any()
+    assert in_cone(nested_directions(uset, 1.0, U[ok], V[ok]), uset, 1.0).all()
+
+
+def test_nested_directions_extend_the_two_level_ones():
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(9))
+    ball = pml.L1Ball(p, 0.3)
+    masks = rng.random((30, 9)) < 0.4
+    np.testing.assert_allclose(nested_directions(ball, 1.0, masks, np.ones_like(masks)),
+                               subset_directions(ball, 1.0, masks), rtol=1e-13, atol=1e-13)
+    V = masks | (rng.random((30, 9)) < 0.5)
+    _, _, ok = nested_levels(ball, 1.0, np.zeros_like(V), V)
+    C = nested_directions(ball, 1.0, np.zeros_like(V), V)
+    np.testing.assert_array_equal(C[:, ok], V[ok].T.astype(float))  # U empty: the indicator of V
+
+
+def _random_dual(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    A = rng.normal(size=(n, n))
+    return A @ A.T / n, rng.normal(size=n)
+
+
+def test_incremental_values_match_the_explicit_reduced_costs():
+    rng = np.random.default_rng(8)
+    n = 12
+    p = rng.dirichlet(np.ones(n))
+    ball = pml.L1Ball(p, 3 * p.min())
+    M, nu = _random_dual(n, rng)
+    S = rng.integers(0, 3, size=(200, n))
+    U, W = S == 2, S == 1
+    mU, mW = U.astype(float) @ M, W.astype(float) @ M
+    stats = (np.einsum("ij,ij->i", mU, U), np.einsum("ij,ij->i", mU, W), np.einsum("ij,ij->i", mW, W))
+    vals = _nested_values(ball, 1.0, p, M, nu, U, W, stats)
+    ok = np.isfinite(vals)
+    C = nested_directions(ball, 1.0, U[ok], U[ok] | W[ok])
+    np.testing.assert_allclose(vals[ok], -reduced_costs(C / (p @ C), M, nu), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_search_finds_the_best_enumerated_ray_on_small_alphabets(seed):
+    # hard regimes too: a radius beyond twice the rarest probability, a rare category
+    rng = np.random.default_rng(seed)
+    n = 6
+    p = rng.dirichlet(np.ones(n) * 0.7)
+    for beta in (0.5 * p.min(), 2.5 * p.min()):
+        ball = pml.L1Ball(p, beta)
+        M, nu = _random_dual(n, rng)
+        R = enumerate_rays(ball, 1.0)
+        best = float(-reduced_costs(R / (p @ R), M, nu).min())
+        C = nested_pricing(ball, 1.0, p, M, nu, np.random.default_rng(0), restarts=30)
+        np.testing.assert_allclose(p @ C, 1.0)
+        assert in_cone(C, ball, 1.0).all()
+        found = float(-reduced_costs(C, M, nu).min())
+        assert found <= best + 1e-9 * max(1.0, abs(best))  # never above the true maximum (they are cone points)
+        assert found == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_search_respects_its_deadline_and_start_states():
+    rng = np.random.default_rng(2)
+    n = 20
+    p = rng.dirichlet(np.ones(n))
+    ball = pml.L1Ball(p, 0.2)
+    M, nu = _random_dual(n, rng)
+    start = np.full((1, n), 2)
+    C = nested_pricing(ball, 1.0, p, M, nu, np.random.default_rng(0), starts=start, restarts=50, deadline=0.0)
+    assert C.shape[1] >= 1 and in_cone(C, ball, 1.0).all()  # the first start always runs; no random one after
