@@ -122,3 +122,15 @@ def test_search_respects_its_deadline_and_start_states():
     start = np.full((1, n), 2)
     C = nested_pricing(ball, 1.0, p, M, nu, np.random.default_rng(0), starts=start, restarts=50, deadline=0.0)
     assert C.shape[1] >= 1 and in_cone(C, ball, 1.0).all()  # the first start always runs; no random one after
+
+
+def test_valid_only_leaves_out_exactly_the_masks_without_a_column():
+    rng = np.random.default_rng(6)
+    p = rng.dirichlet(np.ones(8))
+    ball = pml.L1Ball(p, 0.1)
+    U = rng.random((100, 8)) < 0.2
+    V = U | (rng.random((100, 8)) < 0.3)
+    _, _, ok = nested_levels(ball, 0.5, U, V)
+    assert ok.any() and not ok.all()
+    np.testing.assert_array_equal(nested_directions(ball, 0.5, U, V, valid_only=True),
+                                  nested_directions(ball, 0.5, U, V)[:, ok])

@@ -177,6 +177,5 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
         found.append(s)
     key = np.unique(np.array(found), axis=0)
     U, V = key == 2, key >= 1
-    _, _, ok = nested_levels(uset, epsilon, U, V)
-    C = nested_directions(uset, epsilon, U[ok], V[ok])
+    C = nested_directions(uset, epsilon, U, V, valid_only=True)
     return C / (prior @ C)

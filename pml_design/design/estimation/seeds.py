@@ -68,22 +68,36 @@ def levels_from_f(epsilon: float, f_inner, f_outer, outer_all, outer_any):
     return alpha, beta, ok
 
 
-def nested_directions(uset: UncertaintySet, epsilon: float, inner: np.ndarray, outer: np.ndarray) -> np.ndarray:
+def nested_directions(uset: UncertaintySet, epsilon: float, inner: np.ndarray, outer: np.ndarray, *,
+                      valid_only: bool = False) -> np.ndarray:
     """Three-level cone directions ``h(V)·1_U − h(U)·1_V`` for nested masks ``U ⊆ V`` (rows), as columns.
 
     Implements: the extreme-ray family of the column cone of core paper eq. (1) for the ℓ1 ball of eq. (5) at any
     radius (:func:`~pml_design.design.rays.l1_ball_rays`, docs/design.md §3), with ``h(S) = e^ε f(1_S) − 1`` and
     ``f(1_S) = min_{Q∈𝒫} Q(S)``; ``1_U`` when ``h(U) ≥ 0``. For every other set ``f`` is superadditive on the chain
     ``U ⊆ V``, so each column is still in the cone (its top level meets ``e^ε f`` with equality or slack). ``V`` =
-    everything gives :func:`subset_directions`; ``U`` empty the indicator ``1_V``. Masks with no such column (both
-    ``h < 0``) give the constant column (callers filter them with :func:`nested_levels`).
+    everything gives :func:`subset_directions`; ``U`` empty the indicator ``1_V``.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+    epsilon : float
+    inner, outer : numpy.ndarray of bool, shape (K, N)
+        The masks of U and V (``outer`` is taken as ``U ∪ V``).
+    valid_only : bool, default False
+        Leave out the masks with no such column (both ``h < 0``, or V empty); otherwise they give the constant
+        column (one column per row, in order; :func:`nested_levels` tells which).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, K) (fewer columns with ``valid_only``)
     """
     inner = np.atleast_2d(np.asarray(inner, dtype=bool))
     outer = np.atleast_2d(np.asarray(outer, dtype=bool)) | inner
     alpha, beta, ok = nested_levels(uset, epsilon, inner, outer)
     cols = alpha[:, None] * inner + beta[:, None] * (outer & ~inner)
     cols[~ok] = 1.0
-    return cols.T
+    return cols[ok].T if valid_only else cols.T
 
 
 def block_masks(W: np.ndarray) -> np.ndarray:
