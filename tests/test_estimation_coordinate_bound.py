@@ -130,3 +130,48 @@ def test_bad_input_is_named():
         CB.coordinate_bound(Simplex(3), 1.0, p, 3 * np.eye(3), deadline=time.perf_counter() + 1, weights=np.ones(2))
     with pytest.raises(ValueError, match="normalised"):
         CB.coordinate_bound(Simplex(3), 1.0, p, np.eye(3), deadline=time.perf_counter() + 1, weights=np.ones(3))
+
+
+def _pool(n, k, seed, rare=False):
+    """A random pool of normalised cone points (π·r = 1) identifying every symbol, and its prior."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(n, 0.2 if rare else 2.0))
+    p = (p + 1e-3) / (p + 1e-3).sum()
+    W = np.hstack([np.eye(n), rng.dirichlet(np.full(k - n, 0.5), size=n)])  # rows: the identity keeps it feasible
+    W /= W.sum(axis=1, keepdims=True)
+    R = W / (p @ W)
+    return R, p
+
+
+@pytest.mark.parametrize("n,k,seed,rare", [(4, 9, 0, False), (7, 30, 1, True), (12, 60, 2, False), (30, 200, 3, True)])
+def test_relaxed_master_ipm_matches_cvxpy(n, k, seed, rare):
+    """The interior-point method against cvxpy + Clarabel (a second solver, the primal form): same optimum; its
+    multipliers feasible on the pool, and their dual value equals the primal one (weak duality both ways)."""
+    R, p = _pool(n, k, seed, rare)
+    c = (1.0 - p) ** 2
+    value, theta, g, nu = CB._relaxed_master_ipm(R, c, p, time.perf_counter() + 30)
+    ref = CB._relaxed_master(R, c, time.perf_counter() + 30)
+    assert ref is not None
+    assert value == pytest.approx(ref[0], rel=1e-5)
+    assert np.all(theta >= 0) and np.abs(R @ theta - 1).max() <= 1e-7  # a primal point of the relaxed master
+    assert value == pytest.approx(float(np.sum(c / ((R * R) @ theta - 1.0))), rel=1e-12)
+    slack = nu @ R - g @ (R * R)  # Σ g r² ≤ ν·r on every pool ray: the dual point is feasible
+    assert np.all(g > 0) and slack.min() >= -1e-9 * np.abs(nu @ R).max()
+    dual = CB._dual_value(c, g, nu, 0.0)  # ≤ the primal optimum (pool constraints hold), and tight
+    assert dual <= value * (1 + 1e-9)
+    assert dual == pytest.approx(value, rel=1e-6)
+
+
+def test_relaxed_master_ipm_respects_the_deadline_and_falls_back(monkeypatch):
+    R, p = _pool(6, 20, 4)
+    c = (1.0 - p) ** 2
+    assert CB._relaxed_master_ipm(R, c, p, time.perf_counter() - 1) is None
+    # without it, the cvxpy path steers the bound: still valid, still finite
+    zipf = 1 / np.arange(1, 8) ** 1.1
+    zipf /= zipf.sum()
+    uset = L1Ball(zipf, 0.5)
+    direct = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 2)
+    monkeypatch.setattr(CB, "_relaxed_master_ipm", lambda *a: None)
+    fallback = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 2)
+    assert np.isfinite(fallback.value) and fallback.rounds >= 1
+    assert fallback.value == pytest.approx(direct.value, rel=1e-3)

@@ -53,6 +53,9 @@ LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
 #: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept).
 MASTER_COLUMNS: int = 600
+#: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
+#: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
+MASTER_RTOL: float = 1e-4
 
 
 def _all_rays(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray | None:
@@ -225,7 +228,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
         for it in range(1, max_iter + 1):
             state["it"] = it
             x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1,
-                                            rtol=1e-8 if R_all is not None or it > 8 or n <= 100 else 1e-4)
+                                            rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
