@@ -51,8 +51,10 @@ MAX_COLUMN_GENERATION_N: int = 1200
 #: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``.
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
-#: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept).
-MASTER_COLUMNS: int = 600
+#: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept), and the weight a new
+#: column starts at (docs/design.md §7: fewer columns, cheaper Newton steps, more rounds).
+MASTER_COLUMNS: int = 400
+NEW_WEIGHT: float = 1e-5
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -127,7 +129,7 @@ def design_frequency_estimation(
     *,
     time_limit: float = 60.0,
     progress: bool | None = None,
-    max_iter: int = 200,
+    max_iter: int = 10_000,
     rng: object = None,
 ) -> DesignResult:
     """``design(..., utility="frequency_estimation")``: minimise the asymptotic MSE of estimating P.
@@ -150,7 +152,7 @@ def design_frequency_estimation(
         included); the result is the best certified design found by then.
     progress : bool, optional
         Show a progress bar (value, bound, gap); default: when stderr is a terminal.
-    max_iter : int, default 200
+    max_iter : int, default 10 000
         Column-generation rounds (stopping there returns the best certified design, not the last iterate).
     rng : numpy.random.Generator, int or None
         For the sampled seeds and the pricing's random starts (default: a fixed seed, so designs are reproducible).
@@ -191,7 +193,7 @@ def design_frequency_estimation(
         seed_value = best.value
         if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
             _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
-                               progress_bar(total=max_iter, desc="estimation design", enabled=progress), time_limit)
+                               progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
 
@@ -265,7 +267,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             pick = improving[np.argsort(d_c[improving])][: max(4, n)]
             keep = prune(V, x[:-1], cap)
             V = np.hstack([V[:, keep], cand[:, pick]])
-            x = np.concatenate([x[keep], np.full(pick.size, 1e-3), x[-1:]])
+            x = np.concatenate([x[keep], np.full(pick.size, NEW_WEIGHT), x[-1:]])
         if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1, §7.2)
             base, M, nu, V_last = state.pop("last")
             if not d_opt and n <= COORDINATE_BOUND_MAX_N:  # the coordinate relaxation first (A criterion)
