@@ -170,8 +170,18 @@ def test_relaxed_master_ipm_respects_the_deadline_and_falls_back(monkeypatch):
     zipf = 1 / np.arange(1, 8) ** 1.1
     zipf /= zipf.sum()
     uset = L1Ball(zipf, 0.5)
-    direct = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 2)
-    monkeypatch.setattr(CB, "_relaxed_master_ipm", lambda *a: None)
-    fallback = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 2)
+    direct = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 3)
+    calls = []
+    monkeypatch.setattr(CB, "_relaxed_master_ipm", lambda *a: calls.append(1))
+    fallback = CB.coordinate_bound(uset, 1.0, zipf, pml.grr(7, 1.0).matrix, deadline=time.perf_counter() + 3)
     assert np.isfinite(fallback.value) and fallback.rounds >= 1
-    assert fallback.value == pytest.approx(direct.value, rel=1e-3)
+    assert len(calls) == 1  # tried once; cvxpy solves the remaining rounds
+    # both stop within rtol = 1e-3 of their relaxed value (enumeration at N = 7), and the two solvers agree on it
+    assert fallback.relaxed == pytest.approx(direct.relaxed, rel=1e-4)
+    assert fallback.value == pytest.approx(direct.value, rel=3e-3)
+    # a symbol no pool ray reaches: no multipliers, no warning
+    R0 = R.copy()
+    R0[2] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert CB._relaxed_master_ipm(R0, c, p, time.perf_counter() + 5) is None

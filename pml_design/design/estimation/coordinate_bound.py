@@ -98,14 +98,19 @@ def _relaxed_master_ipm(R: np.ndarray, c: np.ndarray, pi: np.ndarray, deadline: 
 
     2N variables and one linear constraint per ray: each Newton step costs one (2N)² normal matrix over the pool,
     a few milliseconds where cvxpy + Clarabel needed a second for the same problem at N = 100 (its dense columns).
-    The primal θ are the constraints' multipliers (``Rθ = 1`` is the dual's stationarity in ν). Starts strictly
-    feasible (``g = 1``, ``ν = λπ``: the pool rays are normalised, ``π·r = 1``), separate primal and dual steps to
-    the boundary. None when it does not converge by ``deadline`` (the caller falls back to cvxpy); the multipliers
-    only steer, every bound computed from them is valid.
+    The primal θ are the constraints' multipliers (``Rθ = 1`` is the dual's stationarity in ν). Rows are scaled to
+    a unit maximum (variables ``g·max_k r_xk²`` and ``ν·max_k r_xk``); the start is strictly feasible (scaled
+    ``g = 1``, ``ν = λπ``: the pool rays are normalised, ``π·r = 1``); separate primal and dual steps to the
+    boundary. None when a symbol is never reached by the pool, when it does not converge within ``deadline`` and
+    :data:`IPM_ITERATIONS`, on a failed factorisation or non-finite iterate, or when the solution does not identify
+    every symbol (``Sθ > 1``); the caller then falls back to cvxpy. The multipliers only steer: every bound computed
+    from them is valid.
     """
     n, k = R.shape
     S = R * R
     rs, ss = R.max(axis=1), S.max(axis=1)  # rows scaled to a unit maximum: variables g·ss and ν·rs
+    if not np.all(rs > 0):  # a symbol no pool ray reaches: the relaxed master is infeasible
+        return None
     A = np.hstack([-(S / ss[:, None]).T, (R / rs[:, None]).T])  # slacks a = A·z ≥ 0, z = (g·ss, ν·rs)
     lin = np.concatenate([-1.0 / ss, 1.0 / rs])
     sqc = np.sqrt(c / ss)
@@ -283,8 +288,10 @@ def coordinate_bound(
     if weights is not None:  # the master's pool: the design's heaviest rays
         R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])[:pool]]
     solve_s = R.shape[0] * min(R.shape[1], pool + 64) / SOLVE_RATE  # a first solve's cost, then the last one's
+    ipm_ok = True  # after one failure of the interior-point method, cvxpy solves the remaining rounds
     while time.perf_counter() < deadline - 0.05:
-        sol = _relaxed_master_ipm(R, c, pi, deadline)
+        sol = _relaxed_master_ipm(R, c, pi, deadline) if ipm_ok else None
+        ipm_ok = sol is not None
         if sol is None:  # cvxpy's compile and set-up ignore the time limit: started only when it fits
             if deadline - time.perf_counter() < 1.5 * solve_s:
                 break
