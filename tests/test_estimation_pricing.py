@@ -134,3 +134,31 @@ def test_valid_only_leaves_out_exactly_the_masks_without_a_column():
     assert ok.any() and not ok.all()
     np.testing.assert_array_equal(nested_directions(ball, 0.5, U, V, valid_only=True),
                                   nested_directions(ball, 0.5, U, V)[:, ok])
+
+
+def test_master_columns_give_back_their_level_sets_as_starts():
+    """``api._level_states`` inverts ``nested_directions`` (a column's top level is U, its zeros are outside V) for
+    the heaviest columns, in weight order; two-level columns (V = everything) come back with no symbol out."""
+    from pml_design.design.estimation.api import _level_states
+
+    rng = np.random.default_rng(8)
+    n = 9
+    p = rng.dirichlet(np.ones(n))
+    ball = pml.L1Ball(p, 0.4)
+    U = rng.random((300, n)) < 0.3
+    V = U | (rng.random((300, n)) < 0.4)
+    alpha, beta, ok = nested_levels(ball, 1.0, U, V)
+    distinct = ok & (U.sum(axis=1) > 0) & np.any(V & ~U, axis=1)  # three visible levels (two where V = everything)
+    C = nested_directions(ball, 1.0, U[distinct], V[distinct])
+    lv = C.max(axis=0)
+    keep = np.array([np.unique(np.round(c / m, 9)).size == (2 if np.all(c > 0) else 3) for c, m in zip(C.T, lv)])
+    assert keep.sum() >= 20
+    C, Us, Vs = C[:, keep] / (p @ C[:, keep]), U[distinct][keep], V[distinct][keep]
+    w = rng.random(C.shape[1])
+    states = _level_states(C, w, 12)
+    order = np.argsort(-w)[:12]
+    np.testing.assert_array_equal(states, np.where(Us[order], 2, np.where(Vs[order], 1, 0)))
+    # the LDP seed's two-level columns: U and V∖U only
+    W = pml.subset_selection(n, 1.0).matrix
+    s = _level_states(W, W.sum(axis=0), 5)
+    assert s.shape == (5, n) and set(np.unique(s)) <= {1, 2} and np.all((s == 2).sum(axis=1) >= 1)

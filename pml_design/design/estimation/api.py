@@ -40,6 +40,8 @@ STALL_SECONDS: float = 1.0
 STALL_SHARE: float = 0.05
 #: Most share of the time limit one round's three-level pricing (:func:`.pricing.nested_pricing`) starts searches in.
 NESTED_SHARE: float = 0.01
+#: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides the random ones.
+NESTED_MASTER_STARTS: int = 4
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
 COORDINATE_SHARE: float = 0.8
@@ -101,6 +103,15 @@ class _Incumbent:
         if self.cert is None or better or (value <= self.value * (1 + rtol) and cert.matrix.shape[1] < self.cert.matrix.shape[1]):
             self.cert, self.value, self.source = cert, value, source
         return better
+
+
+def _level_states(V: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """The three-level states (0 = out, 1 = V∖U, 2 = U) of the ``k`` heaviest columns of ``V``: the top level is U,
+    zeros (≤ 1e-9 × the column's maximum) are out, the rest V∖U; starts of :func:`.pricing.nested_pricing`."""
+    top = np.argsort(-w)[:k]
+    C = V[:, top]
+    mx = C.max(axis=0)
+    return np.where(C >= mx * (1 - 1e-9), 2, np.where(C > 1e-9 * mx, 1, 0)).T.astype(np.int64)
 
 
 def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarray:
@@ -243,7 +254,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["last"] = (base, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
                 # rays with zeros outside V (three levels) are out of the two-level search's reach
-                cand = np.hstack([cand, nested_pricing(uset, epsilon, prior, M, nu, gen, deadline=min(
+                cand = np.hstack([cand, nested_pricing(uset, epsilon, prior, M, nu, gen, starts=_level_states(
+                    V, x[:-1], NESTED_MASTER_STARTS), deadline=min(
                     loop_deadline, time.perf_counter() + NESTED_SHARE * time_limit))])
                 d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
