@@ -40,7 +40,7 @@ STALL_SECONDS: float = 1.0
 STALL_SHARE: float = 0.05
 #: Most share of the time limit one round's three-level pricing (:func:`.pricing.nested_pricing`) starts searches in.
 NESTED_SHARE: float = 0.01
-#: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides the random ones.
+#: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides random ones.
 NESTED_MASTER_STARTS: int = 4
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.

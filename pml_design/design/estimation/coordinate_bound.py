@@ -16,8 +16,9 @@ needs only an upper bound of a separable maximum over the rays, which the mass-c
 :mod:`.bound_cells` computes without the diagonal certificate of :mod:`.bound` (whose slack it avoids). The
 relaxation is exact when every ``F⁻¹e_x`` lies in ``span(e_x, π)`` (e.g. the symmetric local-DP optimum at a
 uniform prior); elsewhere its own loss is what is left (measured in docs/design.md §7.2). The multipliers come
-from the relaxed master (the same problem over a finite pool of rays, solved by its own interior-point method, cvxpy as the fallback), refined by the rays the
-branch and bound finds; they only steer: every returned value is a valid bound.
+from the relaxed master (the same problem over a finite pool of rays, solved by its own interior-point method,
+cvxpy as the fallback), refined by the rays the branch and bound finds; they only steer: every returned value is a
+valid bound.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def _relaxed_master_ipm(R: np.ndarray, c: np.ndarray, pi: np.ndarray, deadline: 
     rs, ss = R.max(axis=1), S.max(axis=1)  # rows scaled to a unit maximum: variables g·ss and ν·rs
     if not np.all(rs > 0):  # a symbol no pool ray reaches: the relaxed master is infeasible
         return None
-    A = np.hstack([-(S / ss[:, None]).T, (R / rs[:, None]).T])  # slacks a = A·z ≥ 0, z = (g·ss, ν·rs)
+    Sn = S / ss[:, None]
+    A = np.hstack([-Sn.T, (R / rs[:, None]).T])  # slacks a = A·z ≥ 0, z = (g·ss, ν·rs)
     lin = np.concatenate([-1.0 / ss, 1.0 / rs])
     sqc = np.sqrt(c / ss)
     diag = np.arange(n)
@@ -119,9 +121,8 @@ def _relaxed_master_ipm(R: np.ndarray, c: np.ndarray, pi: np.ndarray, deadline: 
     def objective(z):  # the dual's value, negated (minimised)
         return float(-2.0 * sqc @ np.sqrt(z[:n]) + lin @ z)
 
-    z = np.concatenate([np.ones(n), np.zeros(n)])
-    lam = 2.0 * float((A[:, :n] @ -z[:n]).max()) + 1.0
-    z[n:] = lam * rs * pi
+    lam = 2.0 * float(Sn.sum(axis=0).max()) + 1.0  # a_k = λ − Σ_x Sn_xk ≥ λ/2 at the start
+    z = np.concatenate([np.ones(n), lam * rs * pi])
     a = A @ z
     m = k + n
     mu = max(abs(objective(z)), 1.0) / m
