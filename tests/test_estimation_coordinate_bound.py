@@ -66,6 +66,8 @@ def _cases():
         (L1Ball(flat, 0.5 * flat.min()), flat, 2.0),  # inside
         (L1Ball(rare, 0.1), rare, 0.5),  # rare categories, β ≥ 2 min P̂
         (Simplex(6), flat, 1.0),  # local DP
+        # counts with an unseen category, the error at the add-½ smoothed prior (π ≠ P̂: the π-mass cells)
+        (L1Ball(np.array([0, 1, 2, 4, 9, 24]) / 40, 0.3), (np.array([0, 1, 2, 4, 9, 24]) + 0.5) / 43, 1.0),
     ]
 
 

@@ -33,6 +33,9 @@ MAX_ROUNDS: int | None = None
 #: With the three-choice dual, fractional items cost little, and branching on them multiplies near-equal cells
 #: (Zipf N = 50, 600 rounds: upper bound 14.4 at factor 1, 6.1 at 16, 5.8 with no item branching; docs/design.md §7.1).
 ITEM_FACTOR: float = 16.0
+#: A cell is halved in the π-mass of U (π ≠ P̂) when that range's share of the level spread is this many times its
+#: relative (u, ρ) widths.
+S_FACTOR: float = 3.0
 
 
 def quad_max(d, w, lo, hi):
@@ -102,10 +105,26 @@ def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray
     return ks[np.arange(ks.shape[0]), j]
 
 
+def _line_min_any(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """:func:`_line_min` with slopes ``m`` of either sign.
+
+    A term with ``m < 0`` is ``max(α − tm, c) = (α + t|m|) + max(c − α − t|m|, 0)``: a slope ``|m|`` added to σ and
+    a term of the same form with ``α' = c − α``, ``c' = 0``; a term whose option is not allowed (``α = −inf``) is
+    the constant ``c`` (slope 0). Only the minimiser is returned, so the dropped constants do not matter.
+    """
+    m = np.where(np.isneginf(alpha), 0.0, m)
+    neg = m < 0
+    with np.errstate(invalid="ignore"):
+        alpha2 = np.where(neg, c - alpha, alpha)
+    c2 = np.where(neg, 0.0, c)
+    sigma2 = sigma + np.where(neg, -m, 0.0).sum(axis=1)
+    return _line_min(alpha2, c2, np.abs(m), sigma2)
+
+
 class BallCells:
     """The branch and bound of step 3 for ``K(ε, B_β(P̂))`` normalised by π (see module docstring)."""
 
-    def __init__(self, center, radius, epsilon, prior, d, w, M, nu):
+    def __init__(self, center, radius, epsilon, prior, d, w, M, nu, *, pi_mass: bool = True, climb: bool = True):
         self.p, self.pi, self.d, self.w, self.M, self.nu = center, prior, d, w, M, nu
         self.beta, self.e = float(radius), math.exp(epsilon)
         self.theta = self.beta / 2.0 + math.exp(-epsilon)  # h(S) < 0 iff P̂(S) < θ (proper S)
@@ -120,6 +139,9 @@ class BallCells:
         self._hi_m = np.concatenate([[0.0], np.cumsum(cp[down])])
         self._hi_pi = np.concatenate([[0.0], np.cumsum(prior[pos][down])]) + float(prior[~pos].sum())
         self.exact_pi = bool(np.allclose(prior, center, rtol=0, atol=0))
+        # π ≠ P̂: bound the π-mass of U too (tighter cells, slower rounds; off for quick ray finding)
+        self.pi_mass = bool(pi_mass) and not self.exact_pi
+        self.climb_rays = bool(climb)  # polish the incumbent rays by local search (:meth:`climb`)
         heavy = np.flatnonzero(pos)
         self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
 
@@ -136,12 +158,14 @@ class BallCells:
         """Smallest mass with ``h = hv ≥ 0``."""
         return self.beta / 2.0 + (np.asarray(hv, dtype=float) + 1.0) / self.e
 
-    def geometry(self, ulo, uhi, rlo, rhi, full):
+    def geometry(self, ulo, uhi, rlo, rhi, full, slc=None, shc=None):
         """Per cell: ρ range, ``P̂(V)`` range, π-mass bounds ``(s_lo, s_hi)`` of U and ``(ω_lo, ω_hi)`` of V∖U.
 
         Proper cells are boxes in ``(u, ρ)``, ``ρ = −h_U/(h_V − h_U) = b/a`` (this resolves the corner
         ``u, v → θ`` where ρ takes every value); then ``h_V = −h_U (1 − ρ)/ρ`` bounds ``v``. Cells with V = everything
-        have ``h_V = e^ε − 1`` and ρ follows from ``u``.
+        have ``h_V = e^ε − 1`` and ρ follows from ``u``. When π ≠ P̂ a cell may also bound the π-mass of U,
+        ``s ∈ [slc, shc]`` (the third axis: ``u`` alone leaves ``s`` a knapsack range, wide when π smooths rare
+        symbols); ``s_lo > s_hi`` marks an empty cell.
         """
         mu_lo, mu_hi = -np.minimum(self.h(uhi), 0.0), -self.h(ulo)  # −h_U ∈ [mu_lo, mu_hi]
         ef = self.e - 1.0
@@ -155,6 +179,8 @@ class BallCells:
         rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
         rmax = np.where(full, mu_hi / (ef + mu_hi), rhi)
         slo, shi = self._smin(ulo), self._smax(uhi)
+        if slc is not None:
+            slo, shi = np.maximum(slo, slc), np.minimum(shi, shc)
         olo = np.where(full, self.psum - shi, self._smin(np.maximum(vlo - uhi, 0.0)))
         ohi = np.where(full, self.psum - slo, self._smax(np.maximum(vhi - ulo, 0.0)))
         return feasible, rmin, rmax, vlo, vhi, slo, shi, olo, ohi
@@ -170,18 +196,18 @@ class BallCells:
             masks.append(m)
         return masks
 
-    def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
+    def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> np.ndarray:
         """Upper bounds of the separable value over the rays of each cell (module docstring, step 3).
 
         The smaller of two valid bounds on the same per-item level intervals (:meth:`items`): the two independent
         fractional knapsacks of :meth:`knapsack_bounds` and the Lagrangian dual of the three-choice assignment LP
         that keeps ``U ⊂ V`` (:meth:`dual_bounds`).
         """
-        it = self.items(ulo, uhi, rlo, rhi, full, depth, codes)
+        it = self.items(ulo, uhi, rlo, rhi, full, depth, codes, slc, shc)
         out = np.minimum(self.knapsack_bounds(it), self.dual_bounds(it))
         return np.where(it["feas"], out, -np.inf)
 
-    def items(self, ulo, uhi, rlo, rhi, full, depth, codes) -> dict:
+    def items(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> dict:
         """Per cell and item, the value bounds shared by both cell bounds.
 
         ``A = 1/(s + ρω)`` falls with s, ρ, ω and ``B = ρ/(s + ρω)`` rises with ρ and falls with s, ω; when V is
@@ -194,12 +220,25 @@ class BallCells:
         """
         fu, fw, fo = self.fixed(depth, codes)
         uF, wF, sF, oF = fu @ self.p, fw @ self.p, fu @ self.pi, fw @ self.pi
-        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full)
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc)
+        feas = feas & (sF <= shi * (1 + 1e-12) + 1e-15) & (slo <= shi * (1 + 1e-12) + 1e-15)
         feas = feas & (uF <= uhi * (1 + 1e-12) + 1e-15) & ~(full & fo.any(axis=1))
         feas = feas & (full | (uF + wF <= vhi * (1 + 1e-12) + 1e-15))
         slo, olo = np.maximum(slo, sF), np.where(full, olo, np.maximum(olo, oF))
         col = (lambda z: z[:, None])  # noqa: E731
-        fl, pi = col(full), self.pi[None, :]
+        fl, pi, p = col(full), self.pi[None, :], self.p[None, :]
+        free = ~(fu | fw | fo)
+        # an item heavier than what is left of a range cannot join it (with a rounding margin: 1 − P̂(V) can round
+        # below the last item's mass; allowing more items keeps every bound valid)
+        room = lambda hi, used: col(hi - used + 1e-12 * np.abs(hi) + 1e-15)  # noqa: E731
+        in_u = free & (p <= room(uhi, uF)) & (pi <= room(shi, sF))
+        if self.pi_mass:  # the π-mass the free items allowed in U can have at P̂-mass u (fractional knapsacks)
+            ul, uh = np.maximum(ulo - uF, 0.0) * (1 - 1e-12) - 1e-15, (uhi - uF) * (1 + 1e-12) + 1e-15
+            pis = np.broadcast_to(pi, in_u.shape)
+            smin, smax = -_knapsack(-pis, self.p, ul, uh, in_u), _knapsack(pis, self.p, ul, uh, in_u)
+            slo = np.maximum(slo, sF + smin * (1 - 1e-12) - 1e-15)
+            shi = np.minimum(shi, sF + smax * (1 + 1e-12) + 1e-15)
+            feas = feas & (slo <= shi * (1 + 1e-12) + 1e-15)
         s_u = np.maximum(col(slo), pi)  # x ∈ U
         o_u = np.where(fl, self.psum - s_u, col(olo))
         o_w = np.where(fl, col(self.psum - slo), np.maximum(col(olo), pi))  # x ∈ V∖U
@@ -215,13 +254,14 @@ class BallCells:
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
         d, w = self.d[None, :], self.w[None, :]
         a = quad_max(d, w, a_lo, a_hi)
-        free = ~(fu | fw | fo)
-        p, vF = self.p[None, :], uF + wF
+        vF = uF + wF
+        slo, shi = np.where(feas, slo, 0.0), np.where(feas, shi, 0.0)  # finite where the cell holds no ray
         return {"feas": feas, "bad": bad, "full": full, "fu": fu, "fw": fw, "free": free, "a": a,
                 "gain_u": a - quad_min(d, w, b_lo, b_hi), "bmax": quad_max(d, w, b_lo, b_cap),
-                "in_u": free & (p <= col(uhi - uF)), "in_v": free & (p <= col(vhi - vF)),
+                "in_u": in_u,
+                "in_v": free & (p <= room(vhi, vF)),
                 "u_lo": np.maximum(ulo - uF, 0.0), "u_hi": uhi - uF, "v_lo": np.maximum(vlo - vF, 0.0),
-                "v_hi": vhi - vF}
+                "v_hi": vhi - vF, "s_lo": np.maximum(slo - sF, 0.0), "s_hi": shi - sF}
 
     def knapsack_bounds(self, it: dict) -> np.ndarray:
         """``K(gain_u, [u]) + K(bmax, [v])``: two independent fractional knapsacks (nestedness ``U ⊂ V`` dropped)."""
@@ -257,46 +297,73 @@ class BallCells:
         vlo = np.where(full, 0.0, it["v_lo"] * (1 - 1e-12) - 1e-15)
         vhi = np.where(full, 0.0, it["v_hi"] * (1 + 1e-12) + 1e-15)
         uw, vw = uhi - ulo, vhi - vlo
-        lam, mu = np.zeros(full.size), np.zeros(full.size)
-        best = start = np.full(full.size, np.inf)
-        for k in range(3 * rounds + 1):
-            A, Bv = a - (lam + mu)[:, None] * p, b - mu[:, None] * p
+        # π-mass of U (a constraint only when π ≠ P̂; with π = P̂ it repeats the P̂-mass one and κ stays 0)
+        slo, shi = it["s_lo"] * (1 - 1e-12) - 1e-15, it["s_hi"] * (1 + 1e-12) + 1e-15
+        sw, pis = shi - slo, self.pi[None, :]
+        ratio = np.where(shi + slo > 0, (uhi + ulo) / np.maximum(shi + slo, 1e-300), 0.0)  # the direction (1, −ratio)
+
+        def dual_value(lam, mu, kap):
+            A, Bv = a - (lam + mu)[:, None] * p - kap[:, None] * pis, b - mu[:, None] * p
             terms = np.where(it["free"], np.maximum(np.maximum(A, Bv), z), 0.0)
-            g = np.maximum(lam * ulo, lam * uhi) + np.maximum(mu * vlo, mu * vhi)
-            err = (np.abs(terms) + (np.abs(lam + mu) + np.abs(mu))[:, None] * p).sum(axis=1)
+            g = np.maximum(lam * ulo, lam * uhi) + np.maximum(mu * vlo, mu * vhi) + np.maximum(kap * slo, kap * shi)
+            err = (np.abs(terms) + (np.abs(lam + mu) + np.abs(mu))[:, None] * p + np.abs(kap)[:, None] * pis).sum(1)
             err = err + np.abs(lam) * (np.abs(ulo) + np.abs(uhi)) + np.abs(mu) * (np.abs(vlo) + np.abs(vhi))
-            err = rel * (err + fixed_abs)
-            best = np.minimum(best, np.nan_to_num(terms.sum(axis=1) + g + fixed + err, nan=np.inf))
+            err = rel * (err + fixed_abs + np.abs(kap) * (np.abs(slo) + np.abs(shi)))
+            return np.nan_to_num(terms.sum(axis=1) + g + fixed + err, nan=np.inf), A, Bv
+
+        # rounds of the three searches in (λ, μ); then, with a π-mass range (π ≠ P̂), rounds that also move κ, so
+        # the result is never above the (λ, μ) searches' alone
+        cycles = [(0, 1, 2)] * rounds + ([(3, 4, 0, 1, 2)] * rounds if self.pi_mass else [])
+        lam, mu, kap = np.zeros(full.size), np.zeros(full.size), np.zeros(full.size)
+        best, A, Bv = dual_value(lam, mu, kap)
+        c = 0
+        while c < len(cycles):
+            start = best
+            for step in cycles[c]:
+                if step == 0:  # λ
+                    t = _line_min(np.column_stack([A, -uw * lam]), np.column_stack([np.maximum(Bv, z), 0 * lam]),
+                                  np.column_stack([np.broadcast_to(p, A.shape), uw]), uhi)
+                    lam = lam + t
+                elif step == 1:  # μ
+                    t = _line_min(np.column_stack([np.maximum(A, Bv), -vw * mu]), np.column_stack([z, 0 * mu]),
+                                  np.column_stack([np.broadcast_to(p, A.shape), vw]), vhi)
+                    mu = mu + np.where(full, 0.0, t)
+                elif step == 2:  # λ − t, μ + t: only the V∖U option and the two range terms move
+                    t = _line_min(np.column_stack([Bv, uw * lam, -vw * mu]),
+                                  np.column_stack([np.maximum(A, z), 0 * lam, 0 * mu]),
+                                  np.column_stack([np.broadcast_to(p, A.shape), uw, vw]), vhi - ulo)
+                    t = np.where(full, 0.0, t)
+                    lam, mu = lam - t, mu + t
+                elif step == 3:  # κ (the π-mass of U): only the U option and the range term move
+                    t = _line_min(np.column_stack([A, -sw * kap]), np.column_stack([np.maximum(Bv, z), 0 * kap]),
+                                  np.column_stack([np.broadcast_to(pis, A.shape), sw]), shi)
+                    kap = kap + t
+                else:  # λ + t, κ − ratio·t: prices the P̂- and π-mass of U against each other
+                    dk = -ratio
+                    t = _line_min_any(np.column_stack([A, -uw * lam, -sw * kap]),
+                                      np.column_stack([np.maximum(Bv, z), 0 * lam, 0 * kap]),
+                                      np.column_stack([p + dk[:, None] * pis, uw, dk * sw]), uhi + dk * shi)
+                    lam, kap = lam + t, kap + dk * t
+                val, A, Bv = dual_value(lam, mu, kap)
+                best = np.minimum(best, val)
+            c += 1
             with np.errstate(invalid="ignore"):
                 still = (best >= start - 1e-12 * np.abs(start)) | ~np.isfinite(start)
-            if k == 3 * rounds or k % 3 == 0 and k and np.all(still):
-                break  # the last round of three line searches moved no bound
-            start = best if k % 3 == 0 else start
-            step = k % 3
-            if step == 0:  # λ
-                t = _line_min(np.column_stack([A, -uw * lam]), np.column_stack([np.maximum(Bv, z), 0 * lam]),
-                              np.column_stack([np.broadcast_to(p, A.shape), uw]), uhi)
-                lam = lam + t
-            elif step == 1:  # μ
-                t = _line_min(np.column_stack([np.maximum(A, Bv), -vw * mu]), np.column_stack([z, 0 * mu]),
-                              np.column_stack([np.broadcast_to(p, A.shape), vw]), vhi)
-                mu = mu + np.where(full, 0.0, t)
-            else:  # λ − t, μ + t: only the V∖U option and the two range terms move
-                t = _line_min(np.column_stack([Bv, uw * lam, -vw * mu]),
-                              np.column_stack([np.maximum(A, z), 0 * lam, 0 * mu]),
-                              np.column_stack([np.broadcast_to(p, A.shape), uw, vw]), vhi - ulo)
-                t = np.where(full, 0.0, t)
-                lam, mu = lam - t, mu + t
+            if np.all(still):  # a round moved no bound: on to the κ rounds, or done
+                if c > rounds or not self.pi_mass:
+                    break
+                c = rounds
         # the LP is empty (the cell holds no ray) when the U range starts above the mass of the items allowed in U,
         # the V range above that of the items allowed in V, or the U range above the V range (U ⊂ V)
         pu, pv = np.where(in_u, p, 0.0).sum(axis=1), np.where(in_v, p, 0.0).sum(axis=1)
         tol = lambda m: m * (1 + 1e-12) + 1e-15  # noqa: E731
         empty = (ulo > tol(np.minimum(uhi, pu))) | ~full & ((vlo > tol(pv)) | (ulo > tol(vhi)))
+        empty |= slo > tol(np.minimum(shi, np.where(in_u, pis, 0.0).sum(axis=1)))
         return np.where(it["bad"], np.inf, np.where(empty, -np.inf, best))
 
-    def rays(self, ulo, uhi, rlo, rhi, full, depth, codes) -> np.ndarray:
+    def rays(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> np.ndarray:
         """Actual normalised rays (columns) built greedily around cells (heuristic incumbents)."""
-        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full)
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc)
         fu, fw, fo = self.fixed(depth, codes)
         n = self.p.size
         cols = []
@@ -313,10 +380,57 @@ class BallCells:
                     continue
                 V = U | fw[k]
                 V = np.ones(n, bool) if full[k] else V | _greedy_set(fb, self.p, vm - self.p[V].sum(), V | fo[k])
-                c = self.column(U, V)
-                if c is not None:
-                    cols.append(c)
+                if self.column(U, V) is None:
+                    continue
+                if self.climb_rays:
+                    U, V = self.climb(U, V)
+                cols.append(self.column(U, V))
         return np.array(cols).T if cols else np.zeros((n, 0))
+
+    def climb(self, U, V, max_steps: int | None = None):
+        """Best-improvement local search of the separable value over actual rays from the ray ``(U, V)``.
+
+        One item moves per step between out, V∖U and U; every move's value is O(1) from the sums of ``d`` and ``w``
+        over U and V∖U (``Φ = A²Σ_U d − AΣ_U w + B²Σ_{V∖U} d − BΣ_{V∖U} w``, levels from §3), so a step is O(N).
+        Only moves to valid rays (``h_U < 0 ≤ h_V``, V non-empty, U not everything) are taken. A heuristic: the
+        branch and bound's incumbents (its cell bounds are what is proven).
+        """
+        p, pi, d, w = self.p, self.pi, self.d, self.w
+        n = p.size
+        lab = np.where(U, 1, np.where(V, 2, 0))
+        tgt = np.arange(3)[:, None]
+        cur = -np.inf
+        for _ in range(4 * n if max_steps is None else max_steps):
+            iu, iw = lab == 1, lab == 2
+            su = np.array([p[iu].sum(), p[iu | iw].sum(), pi[iu].sum(), pi[iw].sum(), d[iu].sum(), w[iu].sum(),
+                           d[iw].sum(), w[iw].sum(), float((lab == 0).sum()), float(iu.sum())])
+            tu, tw, to = tgt == 1, tgt == 2, tgt == 0
+            u = su[0] - np.where(iu, p, 0.0) + np.where(tu, p, 0.0)
+            v = su[1] - np.where(iu | iw, p, 0.0) + np.where(tu | tw, p, 0.0)
+            s_u = su[2] - np.where(iu, pi, 0.0) + np.where(tu, pi, 0.0)
+            s_w = su[3] - np.where(iw, pi, 0.0) + np.where(tw, pi, 0.0)
+            du = su[4] - np.where(iu, d, 0.0) + np.where(tu, d, 0.0)
+            wu = su[5] - np.where(iu, w, 0.0) + np.where(tu, w, 0.0)
+            dw = su[6] - np.where(iw, d, 0.0) + np.where(tw, d, 0.0)
+            ww = su[7] - np.where(iw, w, 0.0) + np.where(tw, w, 0.0)
+            nout = su[8] - (lab == 0) + to
+            nu_ = su[9] - iu + tu
+            hu = self.h(u)
+            hv = np.where(nout == 0, self.e - 1.0, self.h(v))
+            den = s_u * (hv - hu) - s_w * hu
+            ok = (hu < 0) & (hv >= 0) & (nu_ < n) & (nout < n) & (den > 0) & (tgt != lab[None, :])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                A, B = (hv - hu) / den, -hu / den
+                val = np.where(ok, A * A * du - A * wu + B * B * dw - B * ww, -np.inf)
+            if not np.isfinite(cur):  # the start's own value
+                c0 = self.column(lab == 1, lab > 0)
+                cur = float(d @ (c0 * c0) - w @ c0) if c0 is not None else -np.inf
+            k = int(np.argmax(val))
+            if not val.flat[k] > cur + 1e-12 * abs(cur):
+                break
+            lab[k % n] = k // n
+            cur = float(val.flat[k])
+        return lab == 1, lab > 0
 
     def column(self, U, V):
         hu = self.h(self.p[U].sum())
@@ -363,7 +477,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
     c = {k: np.concatenate(v) for k, v in cols.items()}
     c["depth"] = np.zeros(c["ulo"].size, int)
     c["codes"] = np.zeros((c["ulo"].size, max(cone.branch.size, 1)), np.int8)
-    keys = ("ulo", "uhi", "rlo", "rhi", "full", "depth", "codes")
+    c["slc"], c["shc"] = np.zeros(c["ulo"].size), np.full(c["ulo"].size, np.inf)
+    keys = ("ulo", "uhi", "rlo", "rhi", "full", "depth", "codes", "slc", "shc")
 
     def evaluate(cc):
         return cone.bounds(*(cc[k] for k in keys))
@@ -394,7 +509,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
         k = min(BATCH, ub.size)
         pick = np.argpartition(-ub, k - 1)[:k]
         P = {key: v[pick] for key, v in c.items()}
-        geo = cone.geometry(P["ulo"], P["uhi"], P["rlo"], P["rhi"], P["full"])
+        geo = cone.geometry(P["ulo"], P["uhi"], P["rlo"], P["rhi"], P["full"], P["slc"], P["shc"])
         wmass = np.maximum(P["uhi"] - P["ulo"], np.where(P["full"], 0.0, geo[4] - geo[3]))
         can = P["depth"] < cone.branch.size
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
@@ -402,19 +517,30 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
         item = can & (nxt >= ITEM_FACTOR * wmass)
         wu = (P["uhi"] - P["ulo"]) / max(th, 1e-300)
         wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
-        if not item.any() and max(wu.max(), wr.max()) < 1e-13:
+        # the π-mass of U (π ≠ P̂ only): its share of the spread of the level A = 1/(s + ρω), split when it
+        # dominates the (u, ρ) widths by S_FACTOR
+        slo, shi, olo = geo[5], geo[6], geo[7]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ws = np.nan_to_num((shi - slo) / (shi + geo[1] * olo), nan=0.0, posinf=0.0)
+        ws = np.where(~cone.pi_mass | (shi <= slo), 0.0, ws)
+        if not item.any() and max(wu.max(), wr.max(), ws.max()) < 1e-13:
             break
         children = []
         geo_cells = {key: v[~item] for key, v in P.items()}
         if geo_cells["ulo"].size:
-            su = (wu >= wr)[~item]
+            ss = (ws >= S_FACTOR * np.maximum(wu, wr))[~item]
+            su = (wu >= wr)[~item] & ~ss
+            sr = ~su & ~ss
             mu = 0.5 * (geo_cells["ulo"] + geo_cells["uhi"])
             mr = 0.5 * (geo_cells["rlo"] + geo_cells["rhi"])
+            ms = 0.5 * (slo + shi)[~item]
             left, right = dict(geo_cells), dict(geo_cells)
             left["uhi"] = np.where(su, mu, geo_cells["uhi"])
             right["ulo"] = np.where(su, mu, geo_cells["ulo"])
-            left["rhi"] = np.where(su, geo_cells["rhi"], mr)
-            right["rlo"] = np.where(su, geo_cells["rlo"], mr)
+            left["rhi"] = np.where(sr, mr, geo_cells["rhi"])
+            right["rlo"] = np.where(sr, mr, geo_cells["rlo"])
+            left["shc"] = np.where(ss, ms, geo_cells["shc"])
+            right["slc"] = np.where(ss, ms, geo_cells["slc"])
             children += [left, right]
         it = {key: v[item] for key, v in P.items()}
         if it["ulo"].size:

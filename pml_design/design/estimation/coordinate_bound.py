@@ -52,6 +52,8 @@ SOLVE_RATE: float = 4e4
 #: The relaxed master's own interior-point method (:func:`_relaxed_master_ipm`): most iterations, relative duality gap.
 IPM_ITERATIONS: int = 120
 IPM_TOL: float = 1e-8
+#: Polish the ray-finding rounds' rays by local search (the final branch and bound always does).
+CLIMB: bool = True
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     return relaxed, t, g, nu
 
 
-def _separable_max(uset, epsilon, pi, g, nu, deadline, atol):
+def _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight=True):
     """(upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays, rays found, method)."""
 
     def q_of(X):
@@ -220,7 +222,7 @@ def _separable_max(uset, epsilon, pi, g, nu, deadline, atol):
         upper, method = _box_bound(g, nu, pi, top), "box"
     form = _ball_form(uset, pi)
     if form is not None:
-        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu)
+        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu, pi_mass=tight, climb=tight or CLIMB)
         ub, found, _, _, _ = branch_and_bound(cone, deadline, atol, q_of)
         if ub < upper:
             upper, method = ub, "cells"
@@ -290,8 +292,14 @@ def coordinate_bound(
         R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])[:pool]]
     solve_s = R.shape[0] * min(R.shape[1], pool + 64) / SOLVE_RATE  # a first solve's cost, then the last one's
     ipm_ok = True  # after one failure of the interior-point method, cvxpy solves the remaining rounds
+    solved, new = None, None  # the last pool solved, and the rays added to it since
     while time.perf_counter() < deadline - 0.05:
         sol = _relaxed_master_ipm(R, c, pi, deadline) if ipm_ok else None
+        if sol is None and ipm_ok and solved is not None:
+            # dropping the lightest rays can leave a pool with no measure E r = 1 (an infeasible master):
+            # the last pool solved (feasible) plus the new rays
+            R = np.hstack([solved, new])
+            sol = _relaxed_master_ipm(R, c, pi, deadline)
         ipm_ok = sol is not None
         if sol is None:  # cvxpy's compile and set-up ignore the time limit: started only when it fits
             if deadline - time.perf_counter() < 1.5 * solve_s:
@@ -302,6 +310,7 @@ def coordinate_bound(
         if sol is None:
             break
         value_k, theta, g, nu = sol
+        solved = R
         relaxed = value_k if math.isfinite(value_k) else relaxed
         rounds += 1
         if best_point is not None:  # Wentges smoothing: price between the best multipliers so far and the master's
@@ -309,7 +318,7 @@ def coordinate_bound(
         scale = relaxed if math.isfinite(relaxed) else float(np.sum(2.0 * np.sqrt(c * g) + g))
         now = time.perf_counter()
         until = min(now + ROUND_SECONDS, rounds_end) if now < rounds_end - 0.1 else deadline
-        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * scale)
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * scale, until == deadline)
         if not math.isfinite(phi):
             break
         value = _dual_value(c, g, nu, phi)  # phi < 0 is valid too: E Σ g r² ≤ ν·1 + phi
@@ -319,5 +328,5 @@ def coordinate_bound(
             break
         keep = np.argsort(-theta)[:pool]
         keep = keep[theta[keep] > 0]
-        R = np.hstack([R[:, keep], found])
+        R, new = np.hstack([R[:, keep], found]), found
     return CoordinateBound(float(best), float(relaxed), rounds, method)
