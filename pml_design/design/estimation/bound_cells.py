@@ -5,7 +5,9 @@ Implements: the cell bound of docs/design.md §7 ("A valid bound at every N") fo
 ``(h_V − h_U)1_U − h_U 1_{V∖U}`` normalised by the prior π; cells are boxes in ``(u, ρ)`` (``u = P̂(U)``,
 ``ρ = −h_U/(h_V − h_U)``) or in ``u`` alone when V is everything, refined best first, with branching on the
 heaviest items' memberships; each cell is bounded, on per-item level intervals, by the smaller of two fractional
-knapsacks (``U ⊂ V`` dropped) and the Lagrangian dual of the three-choice assignment LP (U, V∖U or out).
+knapsacks (``U ⊂ V`` dropped) and the Lagrangian dual of the three-choice assignment LP (U, V∖U or out). When
+the prior π differs from P̂ (smoothed rare categories) cells also bound ``π(U)``; incumbents are actual rays,
+polished by local search (:meth:`BallCells.climb`).
 """
 
 from __future__ import annotations
