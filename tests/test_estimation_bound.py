@@ -259,6 +259,30 @@ def test_bad_input_is_named():
         B.max_ray_value(L1Ball(p, 0.1), 1.0, np.array([0.5, 0.5, 0.0, 0.0]), M, np.zeros(4))
     with pytest.raises(ValueError, match="M must be"):
         B.max_ray_value(L1Ball(p, 0.1), 1.0, p, np.eye(3), np.zeros(4))
+    for work in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="work must be a positive number"):
+            B.ray_value_bounds(L1Ball(p, 0.1), 1.0, p, M, np.zeros(4), work=work)
+
+
+def test_work_budget_bound_is_valid_and_clock_free():
+    """ray_value_bounds(work=...) stops by rounds, not seconds: the same value under any deadline, never below the
+    enumerated maximum (N = 9 outside Proposition 2, enumeration switched off)."""
+    rng = np.random.default_rng(8)
+    p = rng.dirichlet(np.ones(9))
+    ball = L1Ball(p, 0.5)
+    A = rng.normal(size=(9, 9))
+    M, nu = A @ A.T, rng.normal(size=9)
+    R = B.enumerated_rays(ball, 1.0, p)
+    exact = float(np.max(np.einsum("ik,ik->k", R, M @ R) - nu @ R))
+    saved = B.ENUMERATE_GENERIC, B.ENUMERATE_MAX
+    B.ENUMERATE_GENERIC = B.ENUMERATE_MAX = 0
+    try:
+        runs = [B.ray_value_bounds(ball, 1.0, p, M, nu, work=30, rays=R[:, :20],
+                                   deadline=time.perf_counter() + s) for s in (30.0, 300.0)]
+    finally:
+        B.ENUMERATE_GENERIC, B.ENUMERATE_MAX = saved
+    assert runs[0].upper == runs[1].upper and runs[0].lower == runs[1].lower
+    assert runs[0].lower <= exact * (1 + 1e-9) + 1e-9 <= runs[0].upper + 2e-9 * (1 + abs(exact))
 
 
 def test_data_processing_floor_of_the_estimation_bound():

@@ -169,3 +169,43 @@ def test_estimate_newton_is_the_em_limit(truth):
     np.testing.assert_allclose(fast, ref, atol=2e-6)
     ll = lambda pi: counts @ np.log(pi @ W)  # noqa: E731
     assert ll(fast) >= ll(ref) - 1e-8
+
+
+def test_stalled_rounds_follow_the_same_path_whatever_the_time_limit(monkeypatch):
+    """Beyond enumeration the stalled rounds' branch and bound and the three-level search have work budgets, not
+    wall-clock ones: the same rounds give the same design under any time limit, so a longer limit only runs them
+    further (before, the stall budget was 5 % of the limit and the paths parted at the first stall)."""
+    from pml_design.design.estimation import api
+
+    zipf = 1 / np.arange(1, 21) ** 1.1
+    zipf /= zipf.sum()
+    ball, util = pml.L1Ball(zipf, 0.4), pml.FrequencyEstimation()
+    monkeypatch.setattr(api, "STALL_WORK", 20)
+    calls = {"n": 0}
+    local = api.local_pricing
+
+    def stalling(*args, **kwargs):  # every third round the heuristic pricing finds nothing: the branch and bound prices
+        calls["n"] += 1
+        out = local(*args, **kwargs)
+        return out[:, :0] if calls["n"] % 3 == 0 else out
+
+    nested = api.nested_pricing
+    monkeypatch.setattr(api, "local_pricing", stalling)
+    monkeypatch.setattr(api, "nested_pricing",
+                        lambda *a, **k: nested(*a, **k)[:, :0] if calls["n"] % 3 == 0 else nested(*a, **k))
+    # after the rounds only the reported bound is refined, with the rest of the limit: skipped here
+    from pml_design.design.estimation.bound import RayValueBounds
+    from pml_design.design.estimation.coordinate_bound import CoordinateBound
+
+    stall_bounds = api.ray_value_bounds
+    monkeypatch.setattr(api, "ray_value_bounds", lambda *a, **k: stall_bounds(*a, **k) if "work" in k
+                        else RayValueBounds(np.inf, -np.inf, None, 0, "none"))
+    monkeypatch.setattr(api, "coordinate_bound", lambda *a, **k: CoordinateBound(-np.inf, np.inf, 0, "none"))
+    runs = {}
+    for limit, k in ((10.0, 4), (60.0, 4), (60.0, 7)):
+        calls["n"] = 0
+        res = design_frequency_estimation(ball, 1.0, util, zipf, time_limit=limit, max_iter=k)
+        assert not res.info["rays_enumerated"] and res.info["iterations"] == k
+        runs[limit, k] = res.utility
+    assert runs[10.0, 4] == runs[60.0, 4]
+    assert runs[60.0, 7] <= runs[60.0, 4] * (1 + 1e-12)

@@ -34,12 +34,14 @@ __all__ = ["design_frequency_estimation"]
 #: Share of the time limit (at most :data:`BOUND_SECONDS`) kept for the valid bound of :mod:`.bound` at the end.
 BOUND_SHARE: float = 0.15
 BOUND_SECONDS: float = 8.0
-#: When the local pricing finds no improving column: the branch and bound prices for max(STALL_SECONDS,
-#: STALL_SHARE × time limit) seconds (only if that much of the loop's time is left).
+#: When the local pricing finds no improving column and STALL_SECONDS of the loop's time are left: the branch and
+#: bound of :mod:`.bound` prices that point for STALL_WORK rounds (a work budget, not seconds: the path of the
+#: column generation does not depend on the clock, so a longer time limit runs the same rounds further).
 STALL_SECONDS: float = 1.0
-STALL_SHARE: float = 0.05
-#: Most share of the time limit one round's three-level pricing (:func:`.pricing.nested_pricing`) starts searches in.
-NESTED_SHARE: float = 0.01
+STALL_WORK: int = 150
+#: Work budget of one round's three-level pricing (:func:`.pricing.nested_pricing`), in symbol-moves: at most
+#: ``NESTED_WORK // N`` moves over all its starts (binds above N ≈ 600: 2 000 moves, ~1.2 s at N = 1 000).
+NESTED_WORK: int = 2_000_000
 #: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides random ones.
 NESTED_MASTER_STARTS: int = 4
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
@@ -255,8 +257,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
                 # rays with zeros outside V (three levels) are out of the two-level search's reach
                 cand = np.hstack([cand, nested_pricing(uset, epsilon, prior, M, nu, gen, starts=_level_states(
-                    V, x[:-1], NESTED_MASTER_STARTS), deadline=min(
-                    loop_deadline, time.perf_counter() + NESTED_SHARE * time_limit))])
+                    V, x[:-1], NESTED_MASTER_STARTS), deadline=loop_deadline, work=max(NESTED_WORK // n, 1))])
                 d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)
@@ -265,8 +266,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
             if improving.size == 0 and R_all is None and time.perf_counter() < loop_deadline - STALL_SECONDS:
                 # the local pricing is stuck: the branch and bound of bound.py prices (and bounds) this point
-                rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=min(
-                    loop_deadline, time.perf_counter() + max(STALL_SECONDS, STALL_SHARE * time_limit)))
+                rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=loop_deadline, work=STALL_WORK)
                 if math.isfinite(rb.upper):
                     state["lower"] = max(state["lower"], base - rb.upper)
                     if proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior))):

@@ -67,6 +67,8 @@ MAX_FOUND: int = 64
 CERTIFICATE_ROUNDS: int = 3
 #: Most rays the certificate is tuned on.
 MAX_POOL: int = 2000
+#: With a work budget (``ray_value_bounds(work=...)``): L-BFGS iterations per certificate tuning.
+WORK_TUNING_ITERATIONS: int = 30
 #: Largest alphabets whose rays are enumerated instead (≤ 3^N pairs outside Proposition 2, N·2^N inside).
 ENUMERATE_GENERIC: int = 10
 ENUMERATE_MAX: int = 12
@@ -283,6 +285,7 @@ def ray_value_bounds(
     rtol: float = 1e-3,
     atol: float | None = None,
     rays: np.ndarray | None = None,
+    work: int | None = None,
 ) -> RayValueBounds:
     """Upper and lower bounds on ``max_r rᵀMr − ν·r`` over the normalised extreme rays (see module docstring).
 
@@ -312,6 +315,11 @@ def ray_value_bounds(
     rays : numpy.ndarray, shape (N, K), optional
         Cone points (e.g. the master's columns) on which the certificate is tuned first; they only steer the
         tuning, the bound is valid whatever they are.
+    work : int, optional
+        A work budget instead of a time budget: ``work`` branch-and-bound rounds in all (split over the
+        :data:`CERTIFICATE_ROUNDS`) and :data:`WORK_TUNING_ITERATIONS` L-BFGS iterations per certificate, so the
+        result does not depend on the machine's speed or load (the column generation's stalled rounds use it: then
+        a longer time limit follows the same path). ``deadline`` still cuts it short.
 
     Returns
     -------
@@ -329,14 +337,16 @@ def ray_value_bounds(
         return RayValueBounds(np.inf, -np.inf, None, 0, "none")
     if deadline is None:
         deadline = time.perf_counter() + DEFAULT_SECONDS
+    if work is not None and (isinstance(work, bool) or not isinstance(work, (int, np.integer)) or work < 1):
+        raise ValueError(f"work must be a positive number of branch-and-bound rounds, got {work!r}")
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     # dense algebra of this size is fastest on one BLAS thread (and never oversubscribes a shared machine)
     with threadpool_limits(1):
-        return _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays)
+        return _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays, work)
 
 
-def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBounds:
+def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays, work=None) -> RayValueBounds:
     n = pi.size
     M = 0.5 * (M + M.T)
     pool = np.zeros((n, 0)) if rays is None else np.asarray(rays, dtype=float).reshape(n, -1)
@@ -359,8 +369,10 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
     for k in range(CERTIFICATE_ROUNDS):
         left = deadline - time.perf_counter()
         share = left / (CERTIFICATE_ROUNDS - k)
+        tune_until = deadline if work is not None else time.perf_counter() + 0.4 * share
         if pool.shape[1]:
-            b, scale = _optimise_certificate(M, pi, nu, pool[:, -MAX_POOL:], b, scale, time.perf_counter() + 0.4 * share)
+            b, scale = _optimise_certificate(M, pi, nu, pool[:, -MAX_POOL:], b, scale, tune_until,
+                                             400 if work is None else WORK_TUNING_ITERATIONS)
         elif k > 0:
             break
         d = _certificate(M, pi, b, scale, deadline)
@@ -374,7 +386,9 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays) -> RayValueBou
                 break
             continue
         cone = BallCells(form[0], form[1], epsilon, pi, d, w, M, nu)
-        ub, found, ray_q, ray, cells = branch_and_bound(cone, time.perf_counter() + 0.6 * share, tol, q_of)
+        ub, found, ray_q, ray, cells = branch_and_bound(
+            cone, deadline if work is not None else time.perf_counter() + 0.6 * share, tol, q_of,
+            max_rounds=None if work is None else max(1, work // CERTIFICATE_ROUNDS))
         if ub < upper:
             upper, method = ub, "cells"
         if ray_q > lower:

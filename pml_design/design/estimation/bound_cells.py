@@ -460,7 +460,7 @@ def _greedy_set(vals, m, mass, taken):
     return out
 
 
-def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
+def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_rounds: int | None = None):
     """Best-first branch and bound on cells (u, ρ) and on the heaviest items' memberships.
 
     Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next
@@ -505,8 +505,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of):
                     best_q, best_ray = float(qv.max()), R[:, int(np.argmax(qv))]
         rounds += 1
         top = float(ub.max()) if ub.size else -np.inf
-        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or (
-                MAX_ROUNDS is not None and rounds >= MAX_ROUNDS):
+        cap = min(r for r in (MAX_ROUNDS, max_rounds, math.inf) if r is not None)
+        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or rounds >= cap:
             break
         k = min(BATCH, ub.size)
         pick = np.argpartition(-ub, k - 1)[:k]

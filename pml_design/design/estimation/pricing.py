@@ -94,7 +94,8 @@ def _values(alpha, beta, ok, pi_u, pi_w, nu_u, nu_w, stats):
 
 def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
                    gen: np.random.Generator, *, starts: np.ndarray | None = None, restarts: int = NESTED_RESTARTS,
-                   sweeps: int = NESTED_SWEEPS, per_sweep: int = 4, deadline: float = math.inf) -> np.ndarray:
+                   sweeps: int = NESTED_SWEEPS, per_sweep: int = 4, deadline: float = math.inf,
+                   work: int | None = None) -> np.ndarray:
     """Heuristic pricing over the three-level directions of :func:`~.seeds.nested_directions` (nested U ⊆ V).
 
     Implements: docs/design.md §7 "Algorithm" (pricing). Every symbol is out of V, in V∖U or in U; a move puts one
@@ -112,6 +113,9 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
     deadline : float, optional
         ``time.perf_counter()`` value after which every climb stops where it is and no new start is taken (the
         first start makes at least one move).
+    work : int, optional
+        Most moves over all starts (a work budget: unlike ``deadline`` the search, hence the result, does not depend on
+        the clock); None: ``sweeps`` per start.
 
     Returns
     -------
@@ -129,8 +133,9 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
     x = np.concatenate([np.arange(n), np.arange(n)])
     rows = np.arange(2 * n)
     found: list[np.ndarray] = []
+    moves = 0
     for i, s in enumerate(S0):
-        if i and time.perf_counter() > deadline:
+        if i and (time.perf_counter() > deadline or work is not None and moves >= work):
             break
         s = s.copy()
         U, W = s == 2, s == 1
@@ -139,8 +144,9 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
         cur = float(_nested_values(uset, epsilon, prior, M, nu, U[None], W[None],
                                    (np.array([uu]), np.array([uw]), np.array([ww])))[0])
         for sweep in range(sweeps):
-            if sweep and time.perf_counter() > deadline:
+            if sweep and (time.perf_counter() > deadline or work is not None and moves >= work):
                 break
+            moves += 1
             tgt = np.concatenate([(s + 1) % 3, (s + 2) % 3])
             src = np.concatenate([s, s])
             dU = (tgt == 2).astype(float) - (src == 2)
