@@ -301,3 +301,28 @@ def test_data_processing_floor_of_the_estimation_bound():
     res = pml.design(pml.L1Ball(p, 0.3), 1.0, utility="frequency_estimation",
                      solver_options={"time_limit": 2, "progress": False})
     assert 1 - p @ p - 1e-12 <= res.lower_bound <= res.utility
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masses_on_the_level_boundary_do_not_break_the_branch_and_bound(seed):
+    """ε = ln 5 and P̂ in tenths: e^ε·P̂(S) − 1 rounds to ±1e-16 for some sets, where the incumbents' local search
+    (running sums) and the closed form (a fresh sum) can disagree about validity; the bound must still come back,
+    valid against enumeration (a fixed prior, radius 0; found by a review: IndexError before)."""
+    import math
+
+    from pml_design.uncertainty import FiniteSet
+
+    p = np.array([2, 2, 1, 4, 1]) / 10
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(5, 5))
+    M, nu = A @ A.T, rng.normal(size=5)
+    uset = FiniteSet(p[None, :])
+    R = B.enumerated_rays(uset, math.log(5), p)
+    exact = float(np.max(np.einsum("ik,ik->k", R, M @ R) - nu @ R))
+    saved = B.ENUMERATE_GENERIC, B.ENUMERATE_MAX
+    B.ENUMERATE_GENERIC = B.ENUMERATE_MAX = 0
+    try:
+        rb = B.ray_value_bounds(uset, math.log(5), p, M, nu, work=30)
+    finally:
+        B.ENUMERATE_GENERIC, B.ENUMERATE_MAX = saved
+    assert rb.upper >= exact - 1e-9 * (1 + abs(exact))

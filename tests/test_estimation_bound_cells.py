@@ -179,7 +179,8 @@ def _pi_mass_cells(rng, cone, rays, k):
     same = labs[:, cone.branch][:, None, :] == codes[None, :, :nb]
     inside &= np.all(same | (np.arange(nb)[None, None, :] >= depth[None, :, None]), axis=2)
     s_ray = (labs == 1) @ cone.pi
-    pick = np.array([rng.choice(np.flatnonzero(inside[:, j])) for j in range(k)])
+    pick = np.array([rng.choice(np.flatnonzero(inside[:, j])) if inside[:, j].any() else rng.integers(labs.shape[0])
+                     for j in range(k)])
     width = rng.choice([0.3, 0.05, 0.005], size=k)
     slc = np.maximum(0.0, s_ray[pick] - rng.uniform(0, 1, k) * width)
     shc = np.maximum(s_ray[pick], slc + width)

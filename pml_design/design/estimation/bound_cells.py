@@ -140,6 +140,8 @@ class BallCells:
         self._lo_pi = np.concatenate([[0.0], np.cumsum(prior[pos][up])])
         self._hi_m = np.concatenate([[0.0], np.cumsum(cp[down])])
         self._hi_pi = np.concatenate([[0.0], np.cumsum(prior[pos][down])]) + float(prior[~pos].sum())
+        # the π-mass ranges multiply a rounding of P̂-mass by up to max π/P̂: their margin (docs/design.md §7.1)
+        self._slope = float(ratio.max()) if ratio.size else 1.0
         self.exact_pi = bool(np.allclose(prior, center, rtol=0, atol=0))
         # π ≠ P̂: bound the π-mass of U too (tighter cells, slower rounds; off for quick ray finding)
         self.pi_mass = bool(pi_mass) and not self.exact_pi
@@ -150,11 +152,21 @@ class BallCells:
     def h(self, m):
         return self.e * np.maximum(0.0, m - self.beta / 2.0) - 1.0
 
+    def _s_margin(self, s, m):
+        """Rounding margin of a π-mass computed at P̂-mass ``m``: relative 1e-12 of ``s`` and of ``m`` times max π/P̂."""
+        return 1e-12 * (np.where(np.isfinite(s), np.abs(s), 0.0) + self._slope * np.abs(m)) + 1e-15
+
     def _smin(self, m):
-        return m if self.exact_pi else np.interp(m, self._lo_m, self._lo_pi)
+        if self.exact_pi:
+            return m
+        s = np.interp(m, self._lo_m, self._lo_pi)
+        return np.maximum(s - self._s_margin(s, m), 0.0)
 
     def _smax(self, m):
-        return m if self.exact_pi else np.interp(m, self._hi_m, self._hi_pi, right=self._hi_pi[-1])
+        if self.exact_pi:
+            return m
+        s = np.interp(m, self._hi_m, self._hi_pi, right=self._hi_pi[-1])
+        return s + self._s_margin(s, m)
 
     def hinv(self, hv):
         """Smallest mass with ``h = hv ≥ 0``."""
@@ -175,7 +187,7 @@ class BallCells:
         with np.errstate(divide="ignore", invalid="ignore"):
             hv_lo = np.where(rhi > 0, mu_lo * (1.0 - rhi) / rhi, np.inf)
             hv_hi = np.where(rlo > 0, mu_hi * (1.0 - rlo) / rlo, np.inf)
-        feasible = full | (hv_lo <= h1)
+        feasible = full | (hv_lo <= h1 * (1 + 1e-12) + 1e-15)
         vlo = np.where(full, 1.0, self.hinv(np.clip(hv_lo, 0.0, h1)))
         vhi = np.where(full, 1.0, np.minimum(self.hinv(np.clip(hv_hi, 0.0, h1)), 1.0))
         rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
@@ -238,8 +250,8 @@ class BallCells:
             ul, uh = np.maximum(ulo - uF, 0.0) * (1 - 1e-12) - 1e-15, (uhi - uF) * (1 + 1e-12) + 1e-15
             pis = np.broadcast_to(pi, in_u.shape)
             smin, smax = -_knapsack(-pis, self.p, ul, uh, in_u), _knapsack(pis, self.p, ul, uh, in_u)
-            slo = np.maximum(slo, sF + smin * (1 - 1e-12) - 1e-15)
-            shi = np.minimum(shi, sF + smax * (1 + 1e-12) + 1e-15)
+            slo = np.maximum(slo, sF + smin - self._s_margin(smin, uh))
+            shi = np.minimum(shi, sF + smax + self._s_margin(smax, uh))
             feas = feas & (slo <= shi * (1 + 1e-12) + 1e-15)
         s_u = np.maximum(col(slo), pi)  # x ∈ U
         o_u = np.where(fl, self.psum - s_u, col(olo))
@@ -268,8 +280,9 @@ class BallCells:
     def knapsack_bounds(self, it: dict) -> np.ndarray:
         """``K(gain_u, [u]) + K(bmax, [v])``: two independent fractional knapsacks (nestedness ``U ⊂ V`` dropped)."""
         fu, fw, full, gain_u, bmax = it["fu"], it["fw"], it["full"], it["gain_u"], it["bmax"]
-        out = _knapsack(gain_u, self.p, it["u_lo"], it["u_hi"], it["in_u"]) + np.where(fu, gain_u, 0.0).sum(axis=1)
-        rest_v = _knapsack(bmax, self.p, it["v_lo"], it["v_hi"], it["in_v"]) + np.where(fu | fw, bmax, 0).sum(1)
+        lo, hi = (lambda z: z * (1 - 1e-12) - 1e-15), (lambda z: z * (1 + 1e-12) + 1e-15)  # noqa: E731  widened
+        out = _knapsack(gain_u, self.p, lo(it["u_lo"]), hi(it["u_hi"]), it["in_u"]) + np.where(fu, gain_u, 0).sum(1)
+        rest_v = _knapsack(bmax, self.p, lo(it["v_lo"]), hi(it["v_hi"]), it["in_v"]) + np.where(fu | fw, bmax, 0).sum(1)
         out = out + np.where(full, bmax.sum(axis=1), rest_v)
         return np.where(it["bad"] | np.isnan(out), np.inf, out)
 
@@ -384,8 +397,9 @@ class BallCells:
                 V = np.ones(n, bool) if full[k] else V | _greedy_set(fb, self.p, vm - self.p[V].sum(), V | fo[k])
                 if self.column(U, V) is None:
                     continue
-                if self.climb_rays:
-                    U, V = self.climb(U, V)
+                if self.climb_rays:  # the climb's running sums may round a mass across θ: keep its start then
+                    U2, V2 = self.climb(U, V)
+                    U, V = (U2, V2) if self.column(U2, V2) is not None else (U, V)
                 cols.append(self.column(U, V))
         return np.array(cols).T if cols else np.zeros((n, 0))
 
