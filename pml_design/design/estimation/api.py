@@ -35,8 +35,9 @@ __all__ = ["design_frequency_estimation"]
 BOUND_SHARE: float = 0.15
 BOUND_SECONDS: float = 8.0
 #: When the local pricing finds no improving column and STALL_SECONDS of the loop's time are left: the branch and
-#: bound of :mod:`.bound` prices that point for STALL_WORK rounds (a work budget, not seconds: the path of the
-#: column generation does not depend on the clock, so a longer time limit runs the same rounds further).
+#: bound of :mod:`.bound` prices that point for ``STALL_WORK · 100 / max(N, 100)`` rounds (at least 10; a work
+#: budget, not seconds: the path of the column generation does not depend on the clock, so a longer time limit runs
+#: the same rounds further; ≈ 1 s at N = 50, 1.1–1.8 s at N = 100, ~3 s at N = 300).
 STALL_SECONDS: float = 1.0
 STALL_WORK: int = 150
 #: Work budget of one round's three-level pricing (:func:`.pricing.nested_pricing`), in symbol-moves: at most
@@ -266,7 +267,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
             if improving.size == 0 and R_all is None and time.perf_counter() < loop_deadline - STALL_SECONDS:
                 # the local pricing is stuck: the branch and bound of bound.py prices (and bounds) this point
-                rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=loop_deadline, work=STALL_WORK)
+                rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=loop_deadline,
+                                      work=max(STALL_WORK * 100 // max(n, 100), 10))
                 if math.isfinite(rb.upper):
                     state["lower"] = max(state["lower"], base - rb.upper)
                     if proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior))):

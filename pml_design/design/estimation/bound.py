@@ -317,7 +317,8 @@ def ray_value_bounds(
         tuning, the bound is valid whatever they are.
     work : int, optional
         A work budget instead of a time budget: ``work`` branch-and-bound rounds in all (split over the
-        :data:`CERTIFICATE_ROUNDS`) and :data:`WORK_TUNING_ITERATIONS` L-BFGS iterations per certificate, so the
+        :data:`CERTIFICATE_ROUNDS`) and ``work // 5`` L-BFGS iterations per certificate (between 5 and
+        :data:`WORK_TUNING_ITERATIONS`; 3 function evaluations each at most), so the
         result does not depend on the machine's speed or load (the column generation's stalled rounds use it: then
         a longer time limit follows the same path). ``deadline`` still cuts it short.
 
@@ -372,7 +373,7 @@ def _bounds(uset, epsilon, pi, M, nu, deadline, rtol, atol, rays, work=None) -> 
         tune_until = deadline if work is not None else time.perf_counter() + 0.4 * share
         if pool.shape[1]:
             b, scale = _optimise_certificate(M, pi, nu, pool[:, -MAX_POOL:], b, scale, tune_until,
-                                             400 if work is None else WORK_TUNING_ITERATIONS)
+                                             400 if work is None else max(5, min(WORK_TUNING_ITERATIONS, work // 5)))
         elif k > 0:
             break
         d = _certificate(M, pi, b, scale, deadline)
