@@ -209,3 +209,19 @@ def test_stalled_rounds_follow_the_same_path_whatever_the_time_limit(monkeypatch
         runs[limit, k] = res.utility
     assert runs[10.0, 4] == runs[60.0, 4]
     assert runs[60.0, 7] <= runs[60.0, 4] * (1 + 1e-12)
+
+
+def test_a_max_iter_stop_returns_early_with_a_bound():
+    """Stopping at max_iter does not spend the rest of the time limit on the bound (it took the whole limit): the
+    bound gets its usual share (15 % of 20 s), and it is still finite and below the design."""
+    zipf = 1 / np.arange(1, 21) ** 1.1
+    zipf /= zipf.sum()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = design_frequency_estimation(pml.L1Ball(zipf, 0.4), 1.0, pml.FrequencyEstimation(), zipf, time_limit=20,
+                                          max_iter=2)
+    wall = time.perf_counter() - t0
+    assert res.info["iterations"] == 2 and not res.info["rays_enumerated"]
+    assert wall < 10.0, wall
+    assert np.isfinite(res.lower_bound) and res.lower_bound <= res.utility

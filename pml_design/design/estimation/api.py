@@ -167,7 +167,9 @@ def design_frequency_estimation(
     progress : bool, optional
         Show a progress bar (value, bound, gap); default: when stderr is a terminal.
     max_iter : int, default 10 000
-        Column-generation rounds (stopping there returns the best certified design, not the last iterate).
+        Column-generation rounds (stopping there returns the best certified design, not the last iterate); the valid
+        bound then gets its usual share of the time (:data:`BOUND_SHARE`, at most :data:`BOUND_SECONDS`), not the
+        rest of the limit.
     rng : numpy.random.Generator, int or None
         For the sampled seeds and the pricing's random starts (default: a fixed seed, so designs are reproducible).
 
@@ -282,6 +284,9 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             keep = prune(V, x[:-1], cap)
             V = np.hstack([V[:, keep], cand[:, pick]])
             x = np.concatenate([x[keep], np.full(pick.size, NEW_WEIGHT), x[-1:]])
+        else:  # max_iter rounds done: the bound gets its usual share, not the rest of the limit (the caller asked
+            # for few rounds; a run that stops because nothing prices out keeps the rest for its proof)
+            deadline = min(deadline, time.perf_counter() + (deadline - loop_deadline))
         if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1, §7.2)
             base, M, nu, V_last = state.pop("last")
             if not d_opt and n <= COORDINATE_BOUND_MAX_N:  # the coordinate relaxation first (A criterion)
