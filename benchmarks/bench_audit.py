@@ -172,7 +172,7 @@ def check_capacity(W: np.ndarray, uset, eps: float, verts: np.ndarray | None) ->
         return float(np.max(-np.log((verts @ cols).min(axis=0)))), "vertices"
     if isinstance(uset, Simplex):
         return float(np.max(-np.log(cols.min(axis=0)))), "simplex"
-    if cols.shape[1] > 400 or uset.size > 60:
+    if cols.shape[1] > 1000 or uset.size > 60:
         return float("nan"), "skipped"
     low = np.array([_lp_min_mass(cols[:, j], uset.center, uset.radius) for j in range(cols.shape[1])])
     return float(np.max(-np.log(low))), "lp"
