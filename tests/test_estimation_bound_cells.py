@@ -261,7 +261,7 @@ def test_climb_ends_at_a_valid_local_maximum(seed):
     for j in rng.integers(labs.shape[0], size=5):
         U, V = labs[j] == 1, labs[j] > 0
         start = phi(cone.column(U, V))
-        U2, V2 = cone.climb(U, V)
+        U2, V2 = cone.climb(U, V, start)
         c = cone.column(U2, V2)
         assert c is not None and phi(c) >= start - 1e-12 * abs(start)
         lab = np.where(U2, 1, np.where(V2, 2, 0))

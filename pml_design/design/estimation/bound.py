@@ -227,7 +227,8 @@ def _optimise_certificate(M, p, nu, pool, b0, s0, deadline, max_iter: int = 400)
         return val, np.concatenate([g_b, g_s * s])
 
     try:
-        minimize(fg, np.concatenate([b0, np.log(s0)]), jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "maxfun": 3 * max_iter})
+        minimize(fg, np.concatenate([b0, np.log(s0)]), jac=True, method="L-BFGS-B",
+                 options={"maxiter": max_iter, "maxfun": 3 * max_iter})
     except _Stop:
         pass
     return state["best"][1], state["best"][2]

@@ -40,6 +40,16 @@ ITEM_FACTOR: float = 16.0
 S_FACTOR: float = 3.0
 
 
+def _up(z):
+    """``z`` raised by the rounding margin of a computed mass (relative 1e-12, absolute 1e-15): a widened upper end."""
+    return z * (1 + 1e-12) + 1e-15
+
+
+def _down(z):
+    """``z`` lowered by the same margin: a widened lower end."""
+    return z * (1 - 1e-12) - 1e-15
+
+
 def quad_max(d, w, lo, hi):
     """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative)."""
     vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
@@ -82,7 +92,7 @@ def _knapsack(vals: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, a
     rows = np.arange(c.shape[0])
     nxt = np.where(j < mp.size, rs[rows, np.minimum(j, mp.size - 1)], 0.0)
     val = cv[rows, j] + (target - cm[rows, j]) * nxt
-    return np.where(lo <= total * (1 + 1e-12) + 1e-15, val + free, -np.inf)
+    return np.where(lo <= _up(total), val + free, -np.inf)
 
 
 def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -126,7 +136,7 @@ def _line_min_any(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.nda
 class BallCells:
     """The branch and bound of step 3 for ``K(ε, B_β(P̂))`` normalised by π (see module docstring)."""
 
-    def __init__(self, center, radius, epsilon, prior, d, w, M, nu, *, pi_mass: bool = True, climb: bool = True):
+    def __init__(self, center, radius, epsilon, prior, d, w, M, nu, *, pi_mass: bool = True):
         self.p, self.pi, self.d, self.w, self.M, self.nu = center, prior, d, w, M, nu
         self.beta, self.e = float(radius), math.exp(epsilon)
         self.theta = self.beta / 2.0 + math.exp(-epsilon)  # h(S) < 0 iff P̂(S) < θ (proper S)
@@ -145,7 +155,6 @@ class BallCells:
         self.exact_pi = bool(np.allclose(prior, center, rtol=0, atol=0))
         # π ≠ P̂: bound the π-mass of U too (tighter cells, slower rounds; off for quick ray finding)
         self.pi_mass = bool(pi_mass) and not self.exact_pi
-        self.climb_rays = bool(climb)  # polish the incumbent rays by local search (:meth:`climb`)
         heavy = np.flatnonzero(pos)
         self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
 
@@ -153,7 +162,7 @@ class BallCells:
         return self.e * np.maximum(0.0, m - self.beta / 2.0) - 1.0
 
     def _s_margin(self, s, m):
-        """Rounding margin of a π-mass computed at P̂-mass ``m``: relative 1e-12 of ``s`` and of ``m`` times max π/P̂."""
+        """Rounding margin of a π-mass ``s`` computed at P̂-mass ``m``: 1e-12 of ``s`` and of ``m`` times max π/P̂."""
         return 1e-12 * (np.where(np.isfinite(s), np.abs(s), 0.0) + self._slope * np.abs(m)) + 1e-15
 
     def _smin(self, m):
@@ -187,7 +196,7 @@ class BallCells:
         with np.errstate(divide="ignore", invalid="ignore"):
             hv_lo = np.where(rhi > 0, mu_lo * (1.0 - rhi) / rhi, np.inf)
             hv_hi = np.where(rlo > 0, mu_hi * (1.0 - rlo) / rlo, np.inf)
-        feasible = full | (hv_lo <= h1 * (1 + 1e-12) + 1e-15)
+        feasible = full | (hv_lo <= _up(h1))
         vlo = np.where(full, 1.0, self.hinv(np.clip(hv_lo, 0.0, h1)))
         vhi = np.where(full, 1.0, np.minimum(self.hinv(np.clip(hv_hi, 0.0, h1)), 1.0))
         rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
@@ -235,9 +244,9 @@ class BallCells:
         fu, fw, fo = self.fixed(depth, codes)
         uF, wF, sF, oF = fu @ self.p, fw @ self.p, fu @ self.pi, fw @ self.pi
         feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc)
-        feas = feas & (sF <= shi * (1 + 1e-12) + 1e-15) & (slo <= shi * (1 + 1e-12) + 1e-15)
-        feas = feas & (uF <= uhi * (1 + 1e-12) + 1e-15) & ~(full & fo.any(axis=1))
-        feas = feas & (full | (uF + wF <= vhi * (1 + 1e-12) + 1e-15))
+        feas = feas & (sF <= _up(shi)) & (slo <= _up(shi))
+        feas = feas & (uF <= _up(uhi)) & ~(full & fo.any(axis=1))
+        feas = feas & (full | (uF + wF <= _up(vhi)))
         slo, olo = np.maximum(slo, sF), np.where(full, olo, np.maximum(olo, oF))
         col = (lambda z: z[:, None])  # noqa: E731
         fl, pi, p = col(full), self.pi[None, :], self.p[None, :]
@@ -247,12 +256,12 @@ class BallCells:
         room = lambda hi, used: col(hi - used + 1e-12 * np.abs(hi) + 1e-15)  # noqa: E731
         in_u = free & (p <= room(uhi, uF)) & (pi <= room(shi, sF))
         if self.pi_mass:  # the π-mass the free items allowed in U can have at P̂-mass u (fractional knapsacks)
-            ul, uh = np.maximum(ulo - uF, 0.0) * (1 - 1e-12) - 1e-15, (uhi - uF) * (1 + 1e-12) + 1e-15
+            ul, uh = _down(np.maximum(ulo - uF, 0.0)), _up(uhi - uF)
             pis = np.broadcast_to(pi, in_u.shape)
             smin, smax = -_knapsack(-pis, self.p, ul, uh, in_u), _knapsack(pis, self.p, ul, uh, in_u)
             slo = np.maximum(slo, sF + smin - self._s_margin(smin, uh))
             shi = np.minimum(shi, sF + smax + self._s_margin(smax, uh))
-            feas = feas & (slo <= shi * (1 + 1e-12) + 1e-15)
+            feas = feas & (slo <= _up(shi))
         s_u = np.maximum(col(slo), pi)  # x ∈ U
         o_u = np.where(fl, self.psum - s_u, col(olo))
         o_w = np.where(fl, col(self.psum - slo), np.maximum(col(olo), pi))  # x ∈ V∖U
@@ -280,9 +289,9 @@ class BallCells:
     def knapsack_bounds(self, it: dict) -> np.ndarray:
         """``K(gain_u, [u]) + K(bmax, [v])``: two independent fractional knapsacks (nestedness ``U ⊂ V`` dropped)."""
         fu, fw, full, gain_u, bmax = it["fu"], it["fw"], it["full"], it["gain_u"], it["bmax"]
-        lo, hi = (lambda z: z * (1 - 1e-12) - 1e-15), (lambda z: z * (1 + 1e-12) + 1e-15)  # noqa: E731  widened
-        out = _knapsack(gain_u, self.p, lo(it["u_lo"]), hi(it["u_hi"]), it["in_u"]) + np.where(fu, gain_u, 0).sum(1)
-        rest_v = _knapsack(bmax, self.p, lo(it["v_lo"]), hi(it["v_hi"]), it["in_v"]) + np.where(fu | fw, bmax, 0).sum(1)
+        out = _knapsack(gain_u, self.p, _down(it["u_lo"]), _up(it["u_hi"]), it["in_u"]) + np.where(fu, gain_u, 0).sum(1)
+        rest_v = _knapsack(bmax, self.p, _down(it["v_lo"]), _up(it["v_hi"]), it["in_v"])
+        rest_v = rest_v + np.where(fu | fw, bmax, 0).sum(1)
         out = out + np.where(full, bmax.sum(axis=1), rest_v)
         return np.where(it["bad"] | np.isnan(out), np.inf, out)
 
@@ -308,12 +317,12 @@ class BallCells:
         fx = np.where(it["fu"], it["a"], 0.0) + np.where(it["fw"], it["bmax"], 0.0)
         fixed, fixed_abs = fx.sum(axis=1), np.abs(fx).sum(axis=1)
         rel = max(1e-12, (p.size + 8) * np.finfo(float).eps)  # rounding of the sums (γ_N Σ|terms|) and products
-        ulo, uhi = it["u_lo"] * (1 - 1e-12) - 1e-15, it["u_hi"] * (1 + 1e-12) + 1e-15  # widened: still valid
-        vlo = np.where(full, 0.0, it["v_lo"] * (1 - 1e-12) - 1e-15)
-        vhi = np.where(full, 0.0, it["v_hi"] * (1 + 1e-12) + 1e-15)
+        ulo, uhi = _down(it["u_lo"]), _up(it["u_hi"])  # widened: still valid
+        vlo = np.where(full, 0.0, _down(it["v_lo"]))
+        vhi = np.where(full, 0.0, _up(it["v_hi"]))
         uw, vw = uhi - ulo, vhi - vlo
         # π-mass of U (a constraint only when π ≠ P̂; with π = P̂ it repeats the P̂-mass one and κ stays 0)
-        slo, shi = it["s_lo"] * (1 - 1e-12) - 1e-15, it["s_hi"] * (1 + 1e-12) + 1e-15
+        slo, shi = _down(it["s_lo"]), _up(it["s_hi"])
         sw, pis = shi - slo, self.pi[None, :]
         ratio = np.where(shi + slo > 0, (uhi + ulo) / np.maximum(shi + slo, 1e-300), 0.0)  # the direction (1, −ratio)
 
@@ -371,9 +380,8 @@ class BallCells:
         # the LP is empty (the cell holds no ray) when the U range starts above the mass of the items allowed in U,
         # the V range above that of the items allowed in V, or the U range above the V range (U ⊂ V)
         pu, pv = np.where(in_u, p, 0.0).sum(axis=1), np.where(in_v, p, 0.0).sum(axis=1)
-        tol = lambda m: m * (1 + 1e-12) + 1e-15  # noqa: E731
-        empty = (ulo > tol(np.minimum(uhi, pu))) | ~full & ((vlo > tol(pv)) | (ulo > tol(vhi)))
-        empty |= slo > tol(np.minimum(shi, np.where(in_u, pis, 0.0).sum(axis=1)))
+        empty = (ulo > _up(np.minimum(uhi, pu))) | ~full & ((vlo > _up(pv)) | (ulo > _up(vhi)))
+        empty |= slo > _up(np.minimum(shi, np.where(in_u, pis, 0.0).sum(axis=1)))
         return np.where(it["bad"], np.inf, np.where(empty, -np.inf, best))
 
     def rays(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> np.ndarray:
@@ -395,16 +403,17 @@ class BallCells:
                     continue
                 V = U | fw[k]
                 V = np.ones(n, bool) if full[k] else V | _greedy_set(fb, self.p, vm - self.p[V].sum(), V | fo[k])
-                if self.column(U, V) is None:
+                c = self.column(U, V)
+                if c is None:
                     continue
-                if self.climb_rays:  # the climb's running sums may round a mass across θ: keep its start then
-                    U2, V2 = self.climb(U, V)
-                    U, V = (U2, V2) if self.column(U2, V2) is not None else (U, V)
-                cols.append(self.column(U, V))
+                polished = self.column(*self.climb(U, V, float(self.d @ (c * c) - self.w @ c)))
+                # the climb's running sums may round a mass across θ: its start is kept then
+                cols.append(c if polished is None else polished)
         return np.array(cols).T if cols else np.zeros((n, 0))
 
-    def climb(self, U, V, max_steps: int | None = None):
-        """Best-improvement local search of the separable value over actual rays from the ray ``(U, V)``.
+    def climb(self, U, V, start: float):
+        """Best-improvement local search of the separable value over actual rays from the ray ``(U, V)`` (whose
+        value is ``start``).
 
         One item moves per step between out, V∖U and U; every move's value is O(1) from the sums of ``d`` and ``w``
         over U and V∖U (``Φ = A²Σ_U d − AΣ_U w + B²Σ_{V∖U} d − BΣ_{V∖U} w``, levels from §3), so a step is O(N).
@@ -415,8 +424,8 @@ class BallCells:
         n = p.size
         lab = np.where(U, 1, np.where(V, 2, 0))
         tgt = np.arange(3)[:, None]
-        cur = -np.inf
-        for _ in range(4 * n if max_steps is None else max_steps):
+        cur = start
+        for _ in range(4 * n):
             iu, iw = lab == 1, lab == 2
             su = np.array([p[iu].sum(), p[iu | iw].sum(), pi[iu].sum(), pi[iw].sum(), d[iu].sum(), w[iu].sum(),
                            d[iw].sum(), w[iw].sum(), float((lab == 0).sum()), float(iu.sum())])
@@ -438,9 +447,6 @@ class BallCells:
             with np.errstate(divide="ignore", invalid="ignore"):
                 A, B = (hv - hu) / den, -hu / den
                 val = np.where(ok, A * A * du - A * wu + B * B * dw - B * ww, -np.inf)
-            if not np.isfinite(cur):  # the start's own value
-                c0 = self.column(lab == 1, lab > 0)
-                cur = float(d @ (c0 * c0) - w @ c0) if c0 is not None else -np.inf
             k = int(np.argmax(val))
             if not val.flat[k] > cur + 1e-12 * abs(cur):
                 break
@@ -501,6 +507,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
 
     ub = evaluate(c)
     best_sep, best_q, best_ray = -np.inf, -np.inf, None
+    cap = min(r for r in (MAX_ROUNDS, max_rounds, math.inf) if r is not None)
     found, found_sep = [], []
     rounds = 0
     while True:
@@ -519,7 +526,6 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
                     best_q, best_ray = float(qv.max()), R[:, int(np.argmax(qv))]
         rounds += 1
         top = float(ub.max()) if ub.size else -np.inf
-        cap = min(r for r in (MAX_ROUNDS, max_rounds, math.inf) if r is not None)
         if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or rounds >= cap:
             break
         k = min(BATCH, ub.size)

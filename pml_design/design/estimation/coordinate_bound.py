@@ -52,8 +52,6 @@ SOLVE_RATE: float = 4e4
 #: The relaxed master's own interior-point method (:func:`_relaxed_master_ipm`): most iterations, relative duality gap.
 IPM_ITERATIONS: int = 120
 IPM_TOL: float = 1e-8
-#: Polish the ray-finding rounds' rays by local search (the final branch and bound always does).
-CLIMB: bool = True
 
 
 @dataclass(frozen=True)
@@ -222,7 +220,7 @@ def _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight=True):
         upper, method = _box_bound(g, nu, pi, top), "box"
     form = _ball_form(uset, pi)
     if form is not None:
-        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu, pi_mass=tight, climb=tight or CLIMB)
+        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu, pi_mass=tight)
         ub, found, _, _, _ = branch_and_bound(cone, deadline, atol, q_of)
         if ub < upper:
             upper, method = ub, "cells"

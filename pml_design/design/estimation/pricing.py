@@ -134,8 +134,12 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
     rows = np.arange(2 * n)
     found: list[np.ndarray] = []
     moves = 0
+
+    def spent() -> bool:  # the deadline or the work budget
+        return time.perf_counter() > deadline or work is not None and moves >= work
+
     for i, s in enumerate(S0):
-        if i and (time.perf_counter() > deadline or work is not None and moves >= work):
+        if i and spent():
             break
         s = s.copy()
         U, W = s == 2, s == 1
@@ -144,7 +148,7 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
         cur = float(_nested_values(uset, epsilon, prior, M, nu, U[None], W[None],
                                    (np.array([uu]), np.array([uw]), np.array([ww])))[0])
         for sweep in range(sweeps):
-            if sweep and (time.perf_counter() > deadline or work is not None and moves >= work):
+            if sweep and spent():
                 break
             moves += 1
             tgt = np.concatenate([(s + 1) % 3, (s + 2) % 3])
