@@ -24,6 +24,7 @@ from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
+from .moment_bound import moment_bound, moment_dual
 from .master import gradients, solve_master
 from .pricing import local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
@@ -48,6 +49,8 @@ NESTED_MASTER_STARTS: int = 4
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
 COORDINATE_SHARE: float = 0.8
+#: Share of that time given to the diagonal-moment relaxation (:mod:`.moment_bound`) before the coordinate one.
+MOMENT_SHARE: float = 0.55
 COORDINATE_BOUND_MAX_N: int = 150
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
@@ -292,10 +295,17 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             if not d_opt and n <= COORDINATE_BOUND_MAX_N:  # the coordinate relaxation first (A criterion)
                 R, w = _as_rays(state["V"], state["x"], W_seed, prior)
                 inside = isinstance(uset, L1Ball) and uset.in_interior_regime  # there the Frank–Wolfe bound is exact
-                share = (0.3 if inside else COORDINATE_SHARE) * max(deadline - time.perf_counter(), 0.0)
-                cb = coordinate_bound(uset, epsilon, prior, R, deadline=time.perf_counter() + share, weights=w)
-                if math.isfinite(cb.value):
-                    state["lower"] = max(state["lower"], cb.value + float(prior @ prior))
+                t_bound = time.perf_counter()
+                share = (0.3 if inside else COORDINATE_SHARE) * max(deadline - t_bound, 0.0)
+                # the diagonal-moment relaxation first (§7.3), then the coordinate one's faster rounds, each of
+                # its multipliers also valued by the moment dual (never below its own for g ≥ 0)
+                mb = moment_bound(uset, epsilon, prior, R, deadline=time.perf_counter() + MOMENT_SHARE * share,
+                                  weights=w)
+                cb = coordinate_bound(uset, epsilon, prior, R, deadline=t_bound + share, weights=w,
+                                      dual_value=moment_dual(prior, uset, epsilon))
+                for value in (mb.value, cb.value):
+                    if math.isfinite(value):
+                        state["lower"] = max(state["lower"], value + float(prior @ prior))
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design

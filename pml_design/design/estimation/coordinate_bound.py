@@ -236,6 +236,7 @@ def coordinate_bound(
     deadline: float,
     rtol: float = 1e-3,
     weights: np.ndarray | None = None,
+    dual_value=None,
 ) -> CoordinateBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
 
@@ -261,6 +262,10 @@ def coordinate_bound(
         The design's weights on ``rays`` (then normalised, ``prior @ rays = 1``): the relaxed master starts from the
         heaviest ``max(POOL_PER_SYMBOL·N, MIN_POOL)`` of them. (Bounding the design's own point first, with ν
         fitted on its rays, was tried: as the centre of the dual smoothing it cost most of the bound at N = 100.)
+    dual_value : callable, optional
+        ``dual_value(g, ν, φ)``: a second valid lower bound from the same multipliers and the same upper bound φ
+        of the separable maximum (e.g. :func:`.moment_bound.moment_dual_value`, never below this relaxation's own
+        value for ``g ≥ 0``); the larger of the two is kept each round.
 
     Returns
     -------
@@ -320,6 +325,8 @@ def coordinate_bound(
         if not math.isfinite(phi):
             break
         value = _dual_value(c, g, nu, phi)  # phi < 0 is valid too: E Σ g r² ≤ ν·1 + phi
+        if dual_value is not None:
+            value = max(value, float(dual_value(g, nu, phi)))
         if value > best:
             best, method, best_point = value, how, (g, nu)
         if value >= (1.0 - rtol) * relaxed or not found.size:

@@ -1,0 +1,329 @@
+"""A third valid lower bound for the A criterion: the diagonal-moment relaxation (docs/design.md §7.3).
+
+Implements: a semidefinite relaxation of core paper eq. (9) with the A-optimal estimation criterion. A design is a
+probability measure μ over normalised rays (``π·r = 1``, ``E_μ r = 1``) with Fisher information ``F = E_μ rrᵀ`` at π,
+and its error is ``tr F⁻¹ − ‖π‖²``. Keep of ``F`` only what is cheap to price: ``Fπ = E r = 1``, ``F ⪰ 0`` and its
+*diagonal* ``s = E_μ r∘r``, which lies in the convex set ``D = {E_μ r∘r : E_μ r = 1}``; the off-diagonal entries
+are free. The relaxation ``min tr X⁻¹ s.t. X ⪰ 0, Xπ = 1, diag X ∈ D`` has the Lagrangian dual, valid for every
+``g, ν, Λ`` with ``C = Diag(g) − (Λπᵀ + πΛᵀ)/2 ⪰ 0`` (``min_X tr X⁻¹ + ⟨C, X⟩ = 2 tr C^½``),
+
+    OPT ≥ 2 tr C^½ + Λ·1 − ν·1 − max_r (Σ_x g_x r_x² − ν·r) − ‖π‖²,
+
+whose pricing is the *same separable maximum* as the coordinate relaxation's (:mod:`.coordinate_bound`), bounded by
+enumeration, the mass-cell branch and bound or the box. With ``Λ`` restricted so that the minimisation over X
+decouples per symbol one gets back the coordinate bound's ``Σ 2√(c_x g_x) + g_x``; the joint ``Λ`` keeps one X for
+all symbols, which is what the coordinate relaxation loses (measured on enumerated balls: its 10–29 % loss falls to
+0.1–5.5 %, docs/design.md §7.3).
+
+The multipliers come from the relaxed master over a pool of rays (the dual above with the pool's maximum, solved by a
+log-barrier Newton method of its own: 3N variables, the Hessian of ``2 tr C^½`` from one eigendecomposition by
+Daleckii–Krein divided differences), refined by the rays the branch and bound finds. They only steer: every value
+returned is computed from an eigendecomposition with a backward-error margin and an upper bound of the pricing
+maximum, hence valid whatever the multipliers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from ...uncertainty import UncertaintySet
+from .bound import _box_top
+from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SMOOTHING, _relaxed_master,
+                               _relaxed_master_ipm,
+                               _separable_max, _to_boundary)
+
+__all__ = ["MomentBound", "frame", "moment_bound", "moment_dual", "moment_dual_value"]
+
+#: Share of the time kept for the final branch and bound (the rounds before it are short).
+FINAL_SHARE: float = 0.35
+#: The relaxed master's barrier method: most Newton steps per solve, barrier reduction, relative accuracy.
+NEWTON_STEPS: int = 80
+MASTER_TOL: float = 1e-4
+#: First barrier weight (× |objective| / constraints): from the coordinate optimum, and from the last round's.
+MU_COLD: float = 1e-2
+MU_WARM: float = 1e-4
+#: Reduce the barrier once the Newton decrement (squared, over μ) is below this.
+CENTRED: float = 0.1
+#: Rays kept in the relaxed master's pool: max(MOMENT_POOL_PER_SYMBOL·N, MIN_POOL) (its optimum needs at most 2N).
+MOMENT_POOL_PER_SYMBOL: int = 8
+#: Keep ``g ≥ 0`` in the master. Free g is the exact dual, but its optimum puts a large negative weight on a
+#: dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells bound poorly; with g ≥ 0
+#: the relaxation loses little (measured in docs/design.md §7.3) and the branch and bound closes far better.
+NONNEGATIVE: bool = True
+#: Newton steps keep at least this share of the smallest eigenvalue of C and of the smallest slack.
+BOUNDARY: float = 0.1
+
+
+@dataclass(frozen=True)
+class MomentBound:
+    """``value ≤`` the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone; ``relaxed`` estimates the relaxed master's
+    optimum over its last pool (a ceiling of this bound, not a bound)."""
+
+    value: float
+    relaxed: float
+    rounds: int
+    method: str
+
+
+def frame(pi: np.ndarray) -> np.ndarray:
+    """``A₀ = B G^½`` (N × (N−1)): ``B`` an orthonormal basis of ``π^⊥``, ``G = I + ‖π‖² bbᵀ``, ``b = Bᵀ1``.
+
+    Implements: the elimination of ``Xπ = 1`` (docs/design.md §7.3): every ``X ⪰ 0`` with ``Xπ = 1`` is
+    ``11ᵀ + BŶBᵀ`` with ``Ŷ ⪰ 0``, and then ``tr X⁻¹ − ‖π‖² = tr Ŷ⁻¹G`` and ``diag X = 1 + diag(BŶBᵀ)``.
+    """
+    n = pi.size
+    Q, _ = np.linalg.qr(np.column_stack([pi, np.eye(n)[:, : n - 1]]))
+    B = Q[:, 1:n]  # orthonormal, orthogonal to π
+    b = B.T @ np.ones(n)
+    bb = float(b @ b)
+    c = (math.sqrt(1.0 + float(pi @ pi) * bb) - 1.0) / bb if bb > 0 else 0.0
+    return B + c * np.outer(B @ b, b)  # B (I + c bbᵀ), (I + c bbᵀ)² = G
+
+
+def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max: float,
+                      r2_max: float = math.inf, A0: np.ndarray | None = None) -> float:
+    """The dual value ``2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1 − ν·1 − φ`` of the module docstring, rounded down.
+
+    Implements: the Lagrangian dual of the diagonal-moment relaxation (docs/design.md §7.3). ``phi_max`` must be an
+    upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays; then the value is a valid lower bound of
+    the optimal A error ``tr F⁻¹ − ‖π‖²``. When ``Q = A₀ᵀ Diag(g) A₀`` is not positive definite beyond its
+    eigenvalues' error, ``g`` is raised by δ (``Q`` grows by ``δG ⪰ δI``) and the pricing maximum by
+    ``δ·r2_max`` (``r2_max ≥ ‖r‖²`` on every normalised ray); ``-inf`` when that is not finite.
+    """
+    pi = np.asarray(prior, dtype=float)
+    A0 = frame(pi) if A0 is None else A0
+    w = np.linalg.eigvalsh((A0 * g[:, None]).T @ A0)
+    # backward error of a symmetric eigensolver: |λ̂ − λ| ≤ c·N·u·‖Q‖₂ (Weyl), with a generous constant
+    err = 64.0 * pi.size * np.finfo(float).eps * float(np.abs(w).max())
+    delta = max(0.0, 2.0 * err - float(w.min()))
+    if not np.isfinite(phi_max) or (delta > 0 and not np.isfinite(r2_max)):
+        return -math.inf
+    parts = np.array([2.0 * float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum()), float(g.sum()) + delta * pi.size,
+                      -float(nu.sum()), -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
+    return float(parts.sum() - 1e-12 * np.abs(parts).sum())
+
+
+def moment_dual(prior: np.ndarray, uset: UncertaintySet, epsilon: float):
+    """``(g, ν, φ) ↦`` :func:`moment_dual_value` for this prior and cone (the frame and ``r2_max`` computed once).
+
+    Implements: the diagonal-moment dual of docs/design.md §7.3 as a second valuation of the coordinate
+    relaxation's multipliers (:func:`.coordinate_bound.coordinate_bound`'s ``dual_value``).
+    """
+    pi = np.asarray(prior, dtype=float)
+    A0 = frame(pi)
+    top = _box_top(uset, epsilon, pi)
+    r2_max = float(top @ top) if np.all(np.isfinite(top)) else math.inf
+
+    def value(g: np.ndarray, nu: np.ndarray, phi: float) -> float:
+        return moment_dual_value(g, nu, pi, phi, r2_max, A0)
+
+    return value
+
+
+def _t_derivatives(g, A0, mu=0.0, hessian=True):
+    """``T = 2 tr Q^½`` (``Q = A₀ᵀ Diag(g) A₀``), ``log det Q``, the gradient of ``T + μ log det Q`` in g, and
+    (optionally) the Hessian of ``−T − μ log det Q``, from one eigendecomposition (Daleckii–Krein: the second
+    derivative of ``tr f(Q)`` along ``dQ`` is ``Σ_ij f'[λ_i, λ_j] (Vᵀ dQ V)_ij²``, divided differences of ``f'``)."""
+    w, V = np.linalg.eigh((A0 * g[:, None]).T @ A0)
+    if w.min() <= 0:
+        return None
+    sw = np.sqrt(w)
+    P = A0 @ V  # row x: Vᵀ a_x
+    T, logdet = 2.0 * float(sw.sum()), float(np.log(w).sum())
+    grad = (P * P) @ (1.0 / sw + mu / w)  # a_xᵀ (Q^{-1/2} + μQ⁻¹) a_x
+    if not hessian:
+        return T, logdet, grad, None, float(w.min())
+    # −f'[λ_i, λ_j] of λ^{-1/2} is 1/(√λ_i √λ_j (√λ_i + √λ_j)); that of −μ log det is μ/(λ_i λ_j)
+    K = 1.0 / (np.outer(sw, sw) * (sw[:, None] + sw[None, :])) + mu / np.outer(w, w)
+    iu = np.triu_indices(w.size)
+    Z = P[:, iu[0]] * P[:, iu[1]]
+    H = (Z * (np.where(iu[0] == iu[1], 1.0, 2.0) * K[iu])) @ Z.T
+    return T, logdet, grad, H, float(w.min())
+
+
+def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: float):
+    """The relaxed master's dual over the pool ``R`` by a primal–dual interior-point method; (value, θ, g, ν) or None.
+
+    Implements: ``max J = 2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1 − ν·1`` subject to ``a_k = ν·r_k − Σ_x g_x r_xk² ≥ 0`` on
+    every pool ray (docs/design.md §7.3; g has either sign, only ``Q = A₀ᵀ Diag(g) A₀ ≻ 0`` matters). The primal
+    weights θ are the constraints' multipliers; each Newton step solves ``(H_T + Aᵀ Diag(θ/a) A) dz = ∇J + Aᵀ(σμ/a)``
+    (2N unknowns; ``H_T`` the Hessian of ``−2 tr Q^½`` by Daleckii–Krein), separate primal and dual steps, the
+    primal one also keeping ``λ_min(Q)`` above :data:`BOUNDARY` of its value (``2 tr Q^½`` is not self-concordant).
+    ``start`` = (g, ν) from the last round, or None: then the coordinate relaxation's optimum over the pool
+    (:mod:`.coordinate_bound`; g > 0 there, so Q ≻ 0). Infeasible new rays are absorbed by ``ν += tπ`` (every pool
+    ray has ``π·r = 1``: all slacks grow by t).
+    """
+    n, k = R.shape
+    S = R * R
+    cold = start is None
+    if cold:
+        sol = _relaxed_master_ipm(R, (1.0 - pi) ** 2, pi, deadline)
+        if sol is None:  # cvxpy's solve of the same, the coordinate bound's own fallback
+            sol = _relaxed_master(R, (1.0 - pi) ** 2, deadline)
+        if sol is not None:
+            start = (sol[2], sol[3])
+        else:  # g > 0 (Q ≻ 0) and ν = tπ with every slack t − g·r² positive
+            g = 1.0 / S.max(axis=1)
+            start = (g, (2.0 * float((g @ S).max()) + 1.0) * pi)
+    z = np.concatenate([np.asarray(start[0], dtype=float), np.asarray(start[1], dtype=float)])
+    A = np.hstack([-S.T, R.T])  # slacks a = A·z, z = (g, ν)
+    if NONNEGATIVE:  # g ≥ 0 too (see NONNEGATIVE)
+        A = np.vstack([A, np.hstack([np.eye(n), np.zeros((n, n))])])
+        z[:n] = np.maximum(z[:n], 1e-6 * max(float(np.abs(z[:n]).max()), 1e-300))
+    k = A.shape[0]
+    lin = np.concatenate([np.ones(n), -np.ones(n)])  # ∇(g·1 − ν·1)
+    td = _t_derivatives(z[:n], A0)
+    if td is None:
+        return None
+    scale = max(abs(td[0] + float(lin @ z)), 1.0)
+    mu0 = scale * (MU_COLD if cold else MU_WARM) / k
+    a = A @ z
+    z[n:] += max(mu0 * k - float(a[: R.shape[1]].min()), 0.0) * pi  # ray slacks near μ/θ_k with θ_k ≈ 1/k
+    a = A @ z
+    th = mu0 / a
+    try:
+        for _ in range(NEWTON_STEPS):
+            if time.perf_counter() > deadline:
+                return None
+            T, _, gT, HT, wmin = td
+            J = T + float(lin @ z)
+            gJ = lin.copy()
+            gJ[:n] += gT
+            rd = gJ + A.T @ th
+            gap = float(th @ a)
+            if gap <= MASTER_TOL * max(abs(J), 1.0) and np.abs(rd).max() <= 1e-7 * (1.0 + np.abs(gJ).max()):
+                break
+            target = CENTRED * gap / k
+            H = (A * (th / a)[:, None]).T @ A
+            H[:n, :n] += HT
+            d = np.sqrt(np.maximum(np.diag(H), 1e-300))
+            Hs = H / d[:, None] / d[None, :]
+            Hs[np.diag_indices_from(Hs)] += 1e-13
+            dz = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Hs), (gJ + A.T @ (target / a)) / d) / d
+            da = A @ dz
+            dth = (target - th * a - th * da) / a
+            step = 0.99 * min(_to_boundary(a, da), 1.0)
+            while step > 1e-10:  # Q ≻ 0 with room
+                nxt = _t_derivatives(z[:n] + step * dz[:n], A0)
+                if nxt is not None and nxt[4] >= BOUNDARY * wmin:
+                    break
+                step *= 0.5
+            else:
+                return None
+            z, a, td = z + step * dz, a + step * da, nxt
+            th = th + 0.99 * min(_to_boundary(th, dth), 1.0) * dth
+            if not (np.all(np.isfinite(z)) and np.all(a > 0)):
+                return None
+        else:  # not converged: its multipliers would steer badly (measured: pricing values of 10⁶)
+            return None
+    except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+        return None
+    J = td[0] + float(lin @ z)
+    return J + float(th @ a), th[: R.shape[1]], z[:n], z[n:]
+
+
+def moment_bound(
+    uset: UncertaintySet,
+    epsilon: float,
+    prior: np.ndarray,
+    rays: np.ndarray,
+    *,
+    deadline: float,
+    rtol: float = 1e-3,
+    weights: np.ndarray | None = None,
+) -> MomentBound:
+    """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
+
+    Implements: the diagonal-moment relaxation and its Lagrangian dual (docs/design.md §7.3), with the separable
+    maximum bounded as in :func:`.coordinate_bound.coordinate_bound` (enumeration, mass cells, box).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+    epsilon : float
+        ε > 0.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the error is evaluated at (positive, summing to 1); rays are normalised to ``prior·r = 1``.
+    rays : numpy.ndarray, shape (N, K)
+        Cone points to start the relaxed master from (e.g. the design's columns); they only steer, and must
+        identify every symbol.
+    deadline : float
+        ``time.perf_counter()`` value at which the refinement stops; the value returned is valid at every step.
+    rtol : float, default 1e-3
+        Stop when the bound is within ``rtol`` (relative) of the relaxed master's value.
+    weights : numpy.ndarray, shape (K,), optional
+        The design's weights on ``rays`` (then normalised): the pool starts from the heaviest of them.
+
+    Returns
+    -------
+    MomentBound
+        ``value = -inf`` when no multipliers could be computed.
+    """
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
+        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    if abs(float(pi.sum()) - 1.0) > 1e-9:
+        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
+    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
+    keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
+    R = R[:, keep_cols]
+    if weights is not None:
+        if np.shape(weights) != (keep_cols.size,):
+            raise ValueError(f"weights must have one entry per ray ({keep_cols.size}), got shape {np.shape(weights)}")
+        R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])]
+    R = R / (pi @ R)
+    pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
+    R = R[:, :pool]
+    A0 = frame(pi)
+    top = _box_top(uset, epsilon, pi)
+    r2_max = float(top @ top) if np.all(np.isfinite(top)) else math.inf  # ‖r‖² ≤ Σ top_x² on every normalised ray
+    best, relaxed, method, rounds, best_point, start = -math.inf, math.inf, "none", 0, None, None
+    t0 = time.perf_counter()
+    rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)
+    final = False  # the last pricing: a branch and bound until the deadline
+    exact = False  # price at the master's own multipliers (no smoothing) after a mispricing
+    solved, new = None, None  # the last pool solved, and the rays added to it since
+    while time.perf_counter() < deadline - 0.05:
+        sol = None if final else _master(R, pi, A0, start, deadline)
+        if sol is None and not final and solved is not None:
+            # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
+            # the last pool solved plus the new rays
+            R = np.hstack([solved, new])
+            sol = _master(R, pi, A0, start, deadline)
+        if sol is not None:
+            solved = R
+            relaxed, theta, gm, num = sol
+            g, nu = gm, num
+            rounds += 1
+            if best_point is not None and not exact:  # Wentges smoothing (Q stays positive definite: linear in g)
+                g, nu = (SMOOTHING * b + (1 - SMOOTHING) * v for b, v in zip(best_point, (g, nu)))
+            final = time.perf_counter() >= rounds_end - 0.1
+        elif best_point is not None and not final:  # no new multipliers: the long pricing
+            final = True
+        else:
+            break
+        if final:  # the long pricing at the best multipliers so far (a longer branch and bound only tightens them)
+            g, nu = best_point if best_point is not None else (g, nu)
+        until = deadline if final else min(time.perf_counter() + ROUND_SECONDS, rounds_end)
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * max(abs(relaxed), 1e-9), final)
+        value = moment_dual_value(g, nu, pi, phi, r2_max, A0) if math.isfinite(phi) else -math.inf
+        if value > best:
+            best, method, best_point = value, how, (g, nu)
+        if final or value >= relaxed - rtol * abs(relaxed):
+            break
+        # only rays that improve the master enter its pool (priced at a smoothed point, some may not)
+        if found.size:
+            found = found[:, (gm[:, None] * found * found).sum(axis=0) - num @ found > 1e-9 * max(abs(relaxed), 1.0)]
+        if not found.size:  # a mispricing: the master's own point next, and if that finds nothing, the last pricing
+            final, exact = exact, True
+            continue
+        exact = False
+        keep = np.argsort(-theta)[:pool]
+        keep = keep[theta[keep] > 1e-12 * theta.max()]
+        R, new = np.hstack([R[:, keep], found]), found
+    return MomentBound(float(best), float(relaxed), rounds, method)

@@ -1,0 +1,156 @@
+"""The diagonal-moment relaxation of the estimation design (``design/estimation/moment_bound.py``).
+
+Validity by independent paths: the inner dual ``2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1`` against ``tr X⁻¹ − ‖π‖² + g·diag X``
+on random feasible X (weak duality, a matrix inverse) and against cvxpy's optimum; the relaxed master's interior-
+point method against cvxpy's SDP of the primal relaxation (a second solver, both sign conventions of g); the whole
+bound never above the proven optimum of the enumerated ray design (complete enumeration, a different solver), on
+both sides of Proposition 2, with rare categories, an unseen category and on the simplex, with the separable maximum
+by enumeration and by the branch and bound; and its strength: the coordinate relaxation's 10–29 % loss on these
+cases falls below 6 %.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pml_design as pml
+from pml_design.design.estimation import coordinate_bound as CB
+from pml_design.design.estimation import moment_bound as MB
+from pml_design.design.estimation.api import design_frequency_estimation
+from pml_design.design.estimation.bound import enumerated_rays
+from pml_design.design.utilities import FrequencyEstimation
+from pml_design.uncertainty import L1Ball, Simplex
+
+from tests.test_estimation_coordinate_bound import _cases
+
+
+def _inner(g, pi):
+    return MB.moment_dual_value(g, np.zeros_like(g), pi, 0.0) + float(pi @ pi)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 7), st.integers(0, 10_000))
+def test_inner_dual_never_above_any_feasible_x(n, seed):
+    """``min_{X ⪰ 0, Xπ = 1} tr X⁻¹ − ‖π‖² + g·diag X`` is bounded below by the dual: check on random X."""
+    rng = np.random.default_rng(seed)
+    pi = rng.dirichlet(np.ones(n))
+    g = rng.uniform(0.01, 3.0, n)
+    P = np.eye(n) - np.outer(np.ones(n), pi)  # Y = P Z Pᵀ has Yπ = 0, and X = 11ᵀ + Y has Xπ = 1
+    for _ in range(5):
+        Z = rng.normal(size=(n, n))
+        X = np.ones((n, n)) + P @ (Z @ Z.T + 1e-3 * np.eye(n)) @ P.T
+        assert np.allclose(X @ pi, 1.0)
+        primal = np.trace(np.linalg.inv(X)) - pi @ pi + g @ np.diag(X)
+        assert _inner(g, pi) - float(pi @ pi) <= primal * (1 + 1e-9) + 1e-9
+
+
+def test_inner_dual_equals_the_sdp_optimum():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(3)
+    for n in (3, 5, 8):
+        pi = rng.dirichlet(np.ones(n))
+        g = rng.uniform(0.1, 2.0, n)
+        X = cp.Variable((n, n), PSD=True)
+        prob = cp.Problem(cp.Minimize(cp.tr_inv(X) + g @ cp.diag(X)), [X @ pi == 1])
+        prob.solve(solver="CLARABEL")
+        assert _inner(g, pi) - float(pi @ pi) == pytest.approx(prob.value - float(pi @ pi), rel=1e-6)
+
+
+def test_moment_dual_never_below_the_coordinate_dual():
+    """For g ≥ 0 the moment dual keeps one X for all symbols, the coordinate dual one per symbol: never lower."""
+    rng = np.random.default_rng(0)
+    for n in (2, 4, 9, 30):
+        pi = rng.dirichlet(np.full(n, 0.7))
+        g, nu = rng.uniform(0.0, 4.0, n), rng.normal(size=n)
+        c = (1 - pi) ** 2
+        assert MB.moment_dual_value(g, nu, pi, 1.5) >= CB._dual_value(c, g, nu, 1.5) - 1e-9 * (1 + abs(g).sum())
+
+
+def test_indefinite_q_is_shifted_or_refused():
+    pi = np.array([0.5, 0.3, 0.2])
+    g = np.array([-5.0, 1.0, 1.0])  # Q = A₀ᵀ Diag(g) A₀ indefinite
+    assert MB.moment_dual_value(g, np.zeros(3), pi, 0.0) == -math.inf
+    finite = MB.moment_dual_value(g, np.zeros(3), pi, 0.0, r2_max=50.0)
+    assert math.isfinite(finite)
+    # the shift is paid for: never above the value at g raised by the same δ with its own φ bound
+    assert finite <= MB.moment_dual_value(g + 10.0, np.zeros(3), pi, 0.0) + 10.0 * 3
+
+
+def _sdp_relaxation(R, pi, nonnegative):
+    cp = pytest.importorskip("cvxpy")
+    n = pi.size
+    S = R * R
+    X = cp.Variable((n, n), PSD=True)
+    th = cp.Variable(R.shape[1], nonneg=True)
+    diag = cp.diag(X) <= S @ th if nonnegative else cp.diag(X) == S @ th
+    prob = cp.Problem(cp.Minimize(cp.tr_inv(X)), [X @ pi == 1, diag, R @ th == 1])
+    prob.solve(solver="CLARABEL")
+    return prob.value - float(pi @ pi)
+
+
+@pytest.mark.parametrize("case", range(3))
+@pytest.mark.parametrize("nonnegative", [True, False])
+def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
+    monkeypatch.setattr(MB, "NONNEGATIVE", nonnegative)
+    uset, p, eps = _cases()[case]
+    R = enumerated_rays(uset, eps, p)
+    sol = MB._master(R, p, MB.frame(p), None, time.perf_counter() + 30)
+    assert sol is not None
+    value, theta, g, nu = sol
+    ref = _sdp_relaxation(R, p, nonnegative)
+    assert value == pytest.approx(ref, rel=2e-4)
+    # its multipliers, priced exactly over every ray, give a valid dual within the tolerance of the optimum
+    phi = float(((g[:, None] * R * R).sum(axis=0) - nu @ R).max())
+    dual = MB.moment_dual_value(g, nu, p, phi)
+    assert dual <= ref * (1 + 1e-6) + 1e-9
+    assert dual >= ref * (1 - 2e-3)
+
+
+@pytest.fixture()
+def no_enumeration(monkeypatch):
+    from pml_design.design.estimation import bound as B
+
+    monkeypatch.setattr(B, "ENUMERATE_GENERIC", 0)
+    monkeypatch.setattr(B, "ENUMERATE_MAX", 0)
+
+
+@pytest.mark.parametrize("enumerate_", [True, False])
+def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
+    if not enumerate_:
+        request.getfixturevalue("no_enumeration")
+    for uset, p, eps in _cases():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = design_frequency_estimation(uset, eps, FrequencyEstimation(), p, time_limit=20)
+        assert res.optimal and res.info["rays_enumerated"]
+        for start in (res.matrix, pml.grr(p.size, eps).matrix):
+            mb = MB.moment_bound(uset, eps, p, start, deadline=time.perf_counter() + 1.5)
+            assert np.isfinite(mb.value)
+            assert mb.value <= res.utility * (1 + 1e-7), (uset, mb, res.utility)
+        q = p @ res.matrix
+        mb = MB.moment_bound(uset, eps, p, res.matrix / q, deadline=time.perf_counter() + 1.0, weights=q)
+        assert mb.value <= res.utility * (1 + 1e-7)
+        if enumerate_ and not isinstance(uset, Simplex):
+            # the strength that motivates it: the coordinate relaxation loses 10–29 % on these balls
+            assert mb.value >= 0.94 * res.utility, (uset, mb, res.utility)
+        cb = CB.coordinate_bound(uset, eps, p, res.matrix, deadline=time.perf_counter() + 1.0,
+                                 dual_value=MB.moment_dual(p, uset, eps))
+        assert cb.value <= res.utility * (1 + 1e-7)
+
+
+def test_bad_input_is_named():
+    uset = L1Ball(np.array([0.5, 0.3, 0.2]), 0.1)
+    with pytest.raises(ValueError, match="prior"):
+        MB.moment_bound(uset, 1.0, np.array([0.5, 0.5, 0.0]), np.eye(3), deadline=time.perf_counter() + 1)
+    with pytest.raises(ValueError, match="prior"):
+        MB.moment_bound(uset, 1.0, np.array([0.5, 0.3, 0.3]), np.eye(3), deadline=time.perf_counter() + 1)
+    with pytest.raises(ValueError, match="weights"):
+        MB.moment_bound(uset, 1.0, np.array([0.5, 0.3, 0.2]), np.eye(3), deadline=time.perf_counter() + 1,
+                        weights=np.ones(2))
