@@ -81,7 +81,13 @@ def coordinate_relaxation(W: np.ndarray, prior: np.ndarray) -> float:
 
 
 def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) -> float:
-    return float(np.sum(2.0 * np.sqrt(c * g) + g) - nu.sum() - phi_max)
+    """The dual value at ``(αg, αν)`` with the bound ``αφ`` for the best α > 0 (the √ term scales by √α, the rest
+    by α): ``Σ 2√(c_x g_x) + g_x − ν·1 − φ`` at α = 1, larger when φ over-estimates the separable maximum."""
+    root = float(np.sum(np.sqrt(c * g)))
+    total = float(g.sum() - nu.sum() - phi_max)
+    if total < 0 and root > 0:
+        return max(2.0 * root + total, root * root / -total)
+    return 2.0 * root + total
 
 
 def _to_boundary(v: np.ndarray, dv: np.ndarray) -> float:

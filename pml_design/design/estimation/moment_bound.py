@@ -51,10 +51,10 @@ MU_WARM: float = 1e-4
 CENTRED: float = 0.1
 #: Rays kept in the relaxed master's pool: max(MOMENT_POOL_PER_SYMBOL·N, MIN_POOL) (its optimum needs at most 2N).
 MOMENT_POOL_PER_SYMBOL: int = 8
-#: Keep ``g ≥ 0`` in the master. Free g is the exact dual, but its optimum puts a large negative weight on a
-#: dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells bound poorly; with g ≥ 0
-#: the relaxation loses little (measured in docs/design.md §7.3) and the branch and bound closes far better.
-NONNEGATIVE: bool = True
+#: Keep ``g ≥ −G_FLOOR·max g_start`` in the master (0: g ≥ 0; inf: free). Free g is the exact dual, but its optimum puts
+#: a large negative weight on a dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells
+#: bound poorly; with a floor the relaxation loses a little (docs/design.md §7.3) and the branch and bound closes.
+G_FLOOR: float = 2.0
 #: Newton steps keep at least this share of the smallest eigenvalue of C and of the smallest slack.
 BOUNDARY: float = 0.1
 
@@ -103,9 +103,25 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
     delta = max(0.0, 2.0 * err - float(w.min()))
     if not np.isfinite(phi_max) or (delta > 0 and not np.isfinite(r2_max)):
         return -math.inf
-    parts = np.array([2.0 * float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum()), float(g.sum()) + delta * pi.size,
-                      -float(nu.sum()), -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
-    return float(parts.sum() - 1e-12 * np.abs(parts).sum())
+    root = float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum())
+    lin = np.array([float(g.sum()) + delta * pi.size, -float(nu.sum()), -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
+    return _best_scale(root, lin)
+
+
+def _best_scale(root: float, lin: np.ndarray) -> float:
+    """``max_{α>0} 2√α·root + α·Σlin``, rounded down: the dual at ``(αg, αν)`` with the bound ``αφ``.
+
+    Implements: the homogeneity of both duals (docs/design.md §7.3): the square-root term scales by √α, the linear
+    terms and the separable maximum (hence any upper bound of it) by α. At exact multipliers the best α is 1; with
+    an over-estimated φ it is below 1 and the value is ``root² / (−Σlin)`` instead of ``2·root + Σlin``.
+    """
+    total = float(lin.sum())
+    slack = 1e-12 * (2.0 * root + float(np.abs(lin).sum()))
+    value = 2.0 * root + total
+    if total < 0 and root > 0:
+        value = max(value, root * root / -total)
+        slack *= max(1.0, root / -total)  # the rounding of the terms, scaled by the best α
+    return float(value - slack)
 
 
 def moment_dual(prior: np.ndarray, uset: UncertaintySet, epsilon: float):
@@ -172,9 +188,12 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: floa
             start = (g, (2.0 * float((g @ S).max()) + 1.0) * pi)
     z = np.concatenate([np.asarray(start[0], dtype=float), np.asarray(start[1], dtype=float)])
     A = np.hstack([-S.T, R.T])  # slacks a = A·z, z = (g, ν)
-    if NONNEGATIVE:  # g ≥ 0 too (see NONNEGATIVE)
+    off = np.zeros(k)
+    if math.isfinite(G_FLOOR):  # g ≥ −G_FLOOR·max g_start too (see G_FLOOR)
+        floor = G_FLOOR * max(float(z[:n].max()), 0.0)
         A = np.vstack([A, np.hstack([np.eye(n), np.zeros((n, n))])])
-        z[:n] = np.maximum(z[:n], 1e-6 * max(float(np.abs(z[:n]).max()), 1e-300))
+        off = np.concatenate([off, np.full(n, floor)])
+        z[:n] = np.maximum(z[:n], -floor + 1e-6 * max(float(np.abs(z[:n]).max()), 1e-300))
     k = A.shape[0]
     lin = np.concatenate([np.ones(n), -np.ones(n)])  # ∇(g·1 − ν·1)
     td = _t_derivatives(z[:n], A0)
@@ -182,9 +201,9 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: floa
         return None
     scale = max(abs(td[0] + float(lin @ z)), 1.0)
     mu0 = scale * (MU_COLD if cold else MU_WARM) / k
-    a = A @ z
+    a = A @ z + off
     z[n:] += max(mu0 * k - float(a[: R.shape[1]].min()), 0.0) * pi  # ray slacks near μ/θ_k with θ_k ≈ 1/k
-    a = A @ z
+    a = A @ z + off
     th = mu0 / a
     try:
         for _ in range(NEWTON_STEPS):
@@ -303,7 +322,7 @@ def moment_bound(
             if best_point is not None and not exact:  # Wentges smoothing (Q stays positive definite: linear in g)
                 g, nu = (SMOOTHING * b + (1 - SMOOTHING) * v for b, v in zip(best_point, (g, nu)))
             final = time.perf_counter() >= rounds_end - 0.1
-        elif best_point is not None and not final:  # no new multipliers: the long pricing
+        elif best_point is not None:  # no new multipliers (or the rounds are over): the long pricing
             final = True
         else:
             break
@@ -314,8 +333,13 @@ def moment_bound(
         value = moment_dual_value(g, nu, pi, phi, r2_max, A0) if math.isfinite(phi) else -math.inf
         if value > best:
             best, method, best_point = value, how, (g, nu)
-        if final or value >= relaxed - rtol * abs(relaxed):
+        if value >= relaxed - rtol * abs(relaxed):
             break
+        if final:  # the long pricing closed early: more rounds (the master's own multipliers), then another
+            left = deadline - time.perf_counter()
+            if sol is None or left < 0.2:
+                break
+            rounds_end, final, exact = deadline - FINAL_SHARE * left, False, True
         # only rays that improve the master enter its pool (priced at a smoothed point, some may not)
         if found.size:
             found = found[:, (gm[:, None] * found * found).sum(axis=0) - num @ found > 1e-9 * max(abs(relaxed), 1.0)]
