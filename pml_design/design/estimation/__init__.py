@@ -19,6 +19,8 @@ Modules
 * :mod:`.seeds`: the compact ε-LDP seed channel and rank-one seeds (:func:`subset_directions`);
 * :mod:`.master`: the restricted master (barrier Newton over rays and whole seed mechanisms);
 * :mod:`.pricing`: exact and local pricing; :mod:`.bound`: the pricing bound at every N;
+* :mod:`.coordinate_bound`, :mod:`.moment_bound`: lower bounds from relaxations whose pricing is separable (the
+  per-symbol inequality, and one Fisher information with free off-diagonal entries);
 * :mod:`.reduce`: fewer outputs with the same Fisher information, within a time budget.
 """
 
