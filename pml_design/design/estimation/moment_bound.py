@@ -57,8 +57,8 @@ FINAL_POINTS: int = 4
 MOMENT_POOL_PER_SYMBOL: int = 8
 #: Keep ``g ≥ −G_FLOOR·max g_start`` in the master (0: g ≥ 0; inf: free). Free g is the exact dual, but its optimum puts
 #: a large negative weight on a dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells
-#: bound poorly; with a floor the relaxation loses a little (docs/design.md §7.3) and the branch and bound closes.
-G_FLOOR: float = 2.0
+#: bound poorly; g ≥ 0 loses a little of the relaxation (docs/design.md §7.3) and the branch and bound closes.
+G_FLOOR: float = 0.0
 #: Newton steps keep at least this share of the smallest eigenvalue of C and of the smallest slack.
 BOUNDARY: float = 0.1
 
