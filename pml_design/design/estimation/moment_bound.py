@@ -3,23 +3,21 @@
 Implements: a semidefinite relaxation of core paper eq. (9) with the A-optimal estimation criterion. A design is a
 probability measure μ over normalised rays (``π·r = 1``, ``E_μ r = 1``) with Fisher information ``F = E_μ rrᵀ`` at π,
 and its error is ``tr F⁻¹ − ‖π‖²``. Keep of ``F`` only what is cheap to price: ``Fπ = E r = 1``, ``F ⪰ 0`` and its
-*diagonal* ``s = E_μ r∘r``, which lies in the convex set ``D = {E_μ r∘r : E_μ r = 1}``; the off-diagonal entries
-are free. The relaxation ``min tr X⁻¹ s.t. X ⪰ 0, Xπ = 1, diag X ∈ D`` has the Lagrangian dual, valid for every
-``g, ν, Λ`` with ``C = Diag(g) − (Λπᵀ + πΛᵀ)/2 ⪰ 0`` (``min_X tr X⁻¹ + ⟨C, X⟩ = 2 tr C^½``),
+*diagonal* ``E_μ r∘r``; the off-diagonal entries are free, but one X serves every symbol (the coordinate relaxation
+of :mod:`.coordinate_bound` lets each symbol choose its own). Writing ``X = 11ᵀ + BŶBᵀ`` (B an orthonormal basis of
+``π^⊥``, :func:`frame`) removes ``Xπ = 1``, and the Lagrangian dual is valid for every g, ν with
+``Q = A₀ᵀ Diag(g) A₀ ⪰ 0``:
 
-    OPT ≥ 2 tr C^½ + Λ·1 − ν·1 − max_r (Σ_x g_x r_x² − ν·r) − ‖π‖²,
+    OPT ≥ 2 tr Q^½ + g·1 − ν·1 − max_r (Σ_x g_x r_x² − ν·r).
 
-whose pricing is the *same separable maximum* as the coordinate relaxation's (:mod:`.coordinate_bound`), bounded by
-enumeration, the mass-cell branch and bound or the box. With ``Λ`` restricted so that the minimisation over X
-decouples per symbol one gets back the coordinate bound's ``Σ 2√(c_x g_x) + g_x``; the joint ``Λ`` keeps one X for
-all symbols, which is what the coordinate relaxation loses (measured on enumerated balls: its 10–29 % loss falls to
-0.1–5.5 %, docs/design.md §7.3).
+Its pricing is the *same separable maximum* as the coordinate relaxation's: enumeration, the mass-cell branch and
+bound or the box. On enumerated balls the coordinate relaxation's 10–29 % loss falls to 0.1–5.6 %.
 
-The multipliers come from the relaxed master over a pool of rays (the dual above with the pool's maximum, solved by a
-log-barrier Newton method of its own: 3N variables, the Hessian of ``2 tr C^½`` from one eigendecomposition by
-Daleckii–Krein divided differences), refined by the rays the branch and bound finds. They only steer: every value
-returned is computed from an eigendecomposition with a backward-error margin and an upper bound of the pricing
-maximum, hence valid whatever the multipliers.
+The multipliers come from the relaxed master over a pool of rays, which is the dual above with the pool's maximum.
+It is solved by a primal–dual interior-point method of its own: 2N unknowns, the Hessian of ``2 tr Q^½`` from one
+eigendecomposition by Daleckii–Krein divided differences, and ``g ≥ 0`` (see :data:`G_FLOOR`). Rounds add the rays
+the branch and bound finds. The multipliers only steer: every value returned comes from an eigendecomposition with
+a backward-error margin and an upper bound of the pricing maximum, so it is valid whatever the multipliers.
 """
 
 from __future__ import annotations
@@ -33,24 +31,28 @@ import scipy.linalg
 
 from ...uncertainty import UncertaintySet
 from .bound import _box_top
-from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SMOOTHING, _relaxed_master,
-                               _relaxed_master_ipm,
-                               _separable_max, _to_boundary)
+from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, _relaxed_master, _relaxed_master_ipm, _separable_max,
+                               _to_boundary)
 
 __all__ = ["MomentBound", "frame", "moment_bound", "moment_dual", "moment_dual_value"]
 
 #: Share of the time kept for the final branch and bound (the rounds before it are short).
 FINAL_SHARE: float = 0.35
-#: The relaxed master's barrier method: most Newton steps per solve, barrier reduction, relative accuracy.
+#: The relaxed master's interior-point method: most Newton steps per solve, relative duality gap, and stationarity
+#: residual (relative to the gradient) at which it stops.
 NEWTON_STEPS: int = 80
 MASTER_TOL: float = 1e-4
-#: ... and stationarity residual (relative to the gradient).
 STATIONARY_TOL: float = 1e-7
-#: First barrier weight (× |objective| / constraints): from the coordinate optimum, and from the last round's.
+#: First complementarity target (× |objective| / constraints): from the coordinate optimum (cold), and from given
+#: multipliers (warm; the rounds start cold: warm starts took 26–79 steps against 20 cold at N = 100).
 MU_COLD: float = 1e-2
 MU_WARM: float = 1e-4
-#: Reduce the barrier once the Newton decrement (squared, over μ) is below this.
+#: Centring σ of the primal–dual steps (each aims at σ × the current mean complementarity).
 CENTRED: float = 0.1
+#: Weight of the best multipliers so far in the point priced each round (Wentges smoothing; the coordinate bound
+#: uses 0.5). On captured 30 s designs, 2 s: Adult ε = 0.5 84.4 → 86.7 (gap 12.3 → 10.0 %, three runs each), Zipf 50
+#: ε = 1 8.9–11.6 → 8.0–8.2 %; ε = 4 within the run-to-run noise.
+SMOOTHING: float = 0.8
 #: The final pricing's long branch and bounds go to at most this many of the rounds' best multipliers, in turn.
 FINAL_POINTS: int = 4
 #: Rays kept in the relaxed master's pool: max(MOMENT_POOL_PER_SYMBOL·N, MIN_POOL) (its optimum needs at most 2N).
@@ -305,19 +307,19 @@ def moment_bound(
     A0 = frame(pi)
     top = _box_top(uset, epsilon, pi)
     r2_max = float(top @ top) if np.all(np.isfinite(top)) else math.inf  # ‖r‖² ≤ Σ top_x² on every normalised ray
-    best, relaxed, method, rounds, best_point, start = -math.inf, math.inf, "none", 0, None, None
+    best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)
     exact = False  # price at the master's own multipliers (no smoothing) after a mispricing
     solved, new = None, None  # the last pool solved, and the rays added to it since
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
-        sol = _master(R, pi, A0, start, deadline)
+        sol = _master(R, pi, A0, None, deadline)  # cold: from the coordinate optimum over the same pool
         if sol is None and solved is not None:
             # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
             # the last pool solved plus the new rays
             R = np.hstack([solved, new])
-            sol = _master(R, pi, A0, start, deadline)
+            sol = _master(R, pi, A0, None, deadline)
         if sol is None:
             break
         solved = R
@@ -348,7 +350,7 @@ def moment_bound(
         R, new = np.hstack([R[:, keep], found]), found
     # the final pricing: a branch and bound until the deadline at the best multipliers; one that closes early (its
     # bound meets its best ray: that point's exact dual value) leaves the time to the next best (a short pricing
-    # ranks them poorly: on Adult the best short value's point closed at 78.0, the second best's reached 84.2)
+    # ranks them poorly: on an Adult design the best short value's point closed at 78.0, the second best's at 84.2)
     points.sort(key=lambda t: -t[0])
     for _, g, nu in points[:FINAL_POINTS]:
         if deadline - time.perf_counter() < 0.05:
