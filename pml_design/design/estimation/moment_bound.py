@@ -31,8 +31,8 @@ import scipy.linalg
 
 from ...uncertainty import UncertaintySet
 from .bound import _box_top
-from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, _relaxed_master, _relaxed_master_ipm, _separable_max,
-                               _to_boundary)
+from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SOLVE_RATE, _relaxed_master, _relaxed_master_ipm,
+                               _separable_max, _to_boundary)
 
 __all__ = ["MomentBound", "frame", "moment_bound", "moment_dual", "moment_dual_value"]
 
@@ -185,7 +185,9 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: floa
     cold = start is None
     if cold:
         sol = _relaxed_master_ipm(R, (1.0 - pi) ** 2, pi, deadline)
-        if sol is None:  # cvxpy's solve of the same, the coordinate bound's own fallback
+        # cvxpy's solve of the same, the coordinate bound's own fallback; its compile and set-up ignore the time
+        # limit, so it is started only when 1.5 × its expected time is left
+        if sol is None and deadline - time.perf_counter() > 1.5 * R.size / SOLVE_RATE:
             sol = _relaxed_master(R, (1.0 - pi) ** 2, deadline)
         if sol is not None:
             start = (sol[2], sol[3])
