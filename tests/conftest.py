@@ -64,3 +64,13 @@ def linear_design_optimum(uset, eps: float, G: np.ndarray, p: np.ndarray) -> flo
     prob.solve(solver="HIGHS")
     assert prob.status == cp.OPTIMAL
     return float(prob.value)
+
+
+@pytest.fixture()
+def no_enumeration(monkeypatch):
+    """Force the estimation bounds' branch and bound (the rays are enumerated by ``bound.enumerated_rays``, whose
+    limits these are)."""
+    from pml_design.design.estimation import bound as B
+
+    monkeypatch.setattr(B, "ENUMERATE_GENERIC", 0)
+    monkeypatch.setattr(B, "ENUMERATE_MAX", 0)

@@ -9,6 +9,7 @@ its exactness where the theory says so (the symmetric local-DP case at a uniform
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
@@ -45,15 +46,6 @@ def test_per_symbol_inequality_is_exact_for_symmetric_channels():
         assert CB.coordinate_relaxation(W, p) == pytest.approx(estimation_mse(W, p), rel=1e-10)
 
 
-@pytest.fixture()
-def no_enumeration(monkeypatch):
-    """Force the branch and bound (the rays are enumerated by ``bound.enumerated_rays``, whose limits these are)."""
-    from pml_design.design.estimation import bound as B
-
-    monkeypatch.setattr(B, "ENUMERATE_GENERIC", 0)
-    monkeypatch.setattr(B, "ENUMERATE_MAX", 0)
-
-
 def _cases():
     rng = np.random.default_rng(5)
     zipf = 1 / np.arange(1, 8) ** 1.1
@@ -71,15 +63,25 @@ def _cases():
     ]
 
 
-@pytest.mark.parametrize("enumerate_", [True, False])
-def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
-    if not enumerate_:
-        request.getfixturevalue("no_enumeration")
+@functools.lru_cache(maxsize=1)
+def enumerated_optima():
+    """``(uset, p, ε, result)`` for each of :func:`_cases`, the result the proven optimum of the complete ray list
+    (computed once per test process: the coordinate and the moment bound tests check against the same designs)."""
+    out = []
     for uset, p, eps in _cases():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = design_frequency_estimation(uset, eps, FrequencyEstimation(), p, time_limit=20)
         assert res.optimal and res.info["rays_enumerated"]  # the proven optimum (complete ray list)
+        out.append((uset, p, eps, res))
+    return out
+
+
+@pytest.mark.parametrize("enumerate_", [True, False])
+def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
+    if not enumerate_:
+        request.getfixturevalue("no_enumeration")
+    for uset, p, eps, res in enumerated_optima():
         # start from a poor pool (the ε-LDP GRR channel): the bound must stay valid whatever steers it
         for start in (res.matrix, pml.grr(p.size, eps).matrix):
             cb = CB.coordinate_bound(uset, eps, p, start, deadline=time.perf_counter() + 1.5)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -23,12 +22,10 @@ from hypothesis import strategies as st
 import pml_design as pml
 from pml_design.design.estimation import coordinate_bound as CB
 from pml_design.design.estimation import moment_bound as MB
-from pml_design.design.estimation.api import design_frequency_estimation
 from pml_design.design.estimation.bound import enumerated_rays
-from pml_design.design.utilities import FrequencyEstimation
 from pml_design.uncertainty import L1Ball, Simplex
 
-from tests.test_estimation_coordinate_bound import _cases
+from tests.test_estimation_coordinate_bound import _cases, enumerated_optima
 
 
 def _inner(g, pi):
@@ -101,7 +98,7 @@ def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
     monkeypatch.setattr(MB, "G_FLOOR", 0.0 if nonnegative else math.inf)
     uset, p, eps = _cases()[case]
     R = enumerated_rays(uset, eps, p)
-    sol = MB._master(R, p, MB.frame(p), None, time.perf_counter() + 30)
+    sol = MB._master(R, p, MB.frame(p), time.perf_counter() + 30)
     assert sol is not None
     value, theta, g, nu = sol
     ref = _sdp_relaxation(R, p, nonnegative)
@@ -113,23 +110,11 @@ def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
     assert dual >= ref * (1 - 2e-3)
 
 
-@pytest.fixture()
-def no_enumeration(monkeypatch):
-    from pml_design.design.estimation import bound as B
-
-    monkeypatch.setattr(B, "ENUMERATE_GENERIC", 0)
-    monkeypatch.setattr(B, "ENUMERATE_MAX", 0)
-
-
 @pytest.mark.parametrize("enumerate_", [True, False])
 def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
     if not enumerate_:
         request.getfixturevalue("no_enumeration")
-    for uset, p, eps in _cases():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = design_frequency_estimation(uset, eps, FrequencyEstimation(), p, time_limit=20)
-        assert res.optimal and res.info["rays_enumerated"]
+    for uset, p, eps, res in enumerated_optima():
         for start in (res.matrix, pml.grr(p.size, eps).matrix):
             mb = MB.moment_bound(uset, eps, p, start, deadline=time.perf_counter() + 1.5)
             assert np.isfinite(mb.value)

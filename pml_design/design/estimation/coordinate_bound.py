@@ -80,14 +80,54 @@ def coordinate_relaxation(W: np.ndarray, prior: np.ndarray) -> float:
         return float(np.sum((1.0 - pi) ** 2 / np.maximum(s - 1.0, 0.0)))
 
 
-def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) -> float:
-    """The dual value at ``(αg, αν)`` with the bound ``αφ`` for the best α > 0 (the √ term scales by √α, the rest
-    by α): ``Σ 2√(c_x g_x) + g_x − ν·1 − φ`` at α = 1, larger when φ over-estimates the separable maximum."""
-    root = float(np.sum(np.sqrt(c * g)))
-    total = float(g.sum() - nu.sum() - phi_max)
+def _best_scale(root: float, lin: np.ndarray) -> float:
+    """``max_{α>0} 2√α·root + α·Σlin``, rounded down: a dual of the form ``2·root + Σlin`` at ``(αg, αν)`` with the
+    bound ``αφ``.
+
+    Implements: the homogeneity of the coordinate and diagonal-moment duals (docs/design.md §7.3): the square-root
+    term scales by √α, the linear terms and the separable maximum (hence any upper bound of it) by α. At exact
+    multipliers the best α is 1; with an over-estimated φ it is below 1 and the value is ``root² / (−Σlin)``
+    instead of ``2·root + Σlin``.
+    """
+    total = float(lin.sum())
+    slack = 1e-12 * (2.0 * root + float(np.abs(lin).sum()))
+    value = 2.0 * root + total
     if total < 0 and root > 0:
-        return max(2.0 * root + total, root * root / -total)
-    return 2.0 * root + total
+        value = max(value, root * root / -total)
+        slack *= max(1.0, root / -total)  # the rounding of the terms, scaled by the best α
+    return float(value - slack)
+
+
+def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) -> float:
+    """``Σ 2√(c_x g_x) + g_x − ν·1 − φ`` at the best scale of (g, ν) (:func:`_best_scale`)."""
+    return _best_scale(float(np.sum(np.sqrt(c * g))), np.array([float(g.sum()), -float(nu.sum()), -float(phi_max)]))
+
+
+def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, weights: np.ndarray | None):
+    """``(π, R)``: the prior checked, and the usable columns of ``rays`` normalised to ``π·r = 1``, heaviest first
+    when ``weights`` (those of the normalised rays) are given — a relaxed master's starting pool.
+
+    Implements: the input checks shared by :func:`coordinate_bound` and :func:`.moment_bound.moment_bound`
+    (docs/design.md §7.2–7.3): a positive prior summing to 1 (a design is then a probability measure over rays),
+    one weight per ray, weights only with rays already normalised.
+    """
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
+        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
+        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
+    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
+    keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
+    R = R[:, keep_cols]
+    if weights is not None:  # the weights are those of the normalised rays
+        if np.shape(weights) != (keep_cols.size,):
+            raise ValueError(f"weights must have one entry per ray ({keep_cols.size}), got shape {np.shape(weights)}")
+        if not np.allclose(pi @ R, 1.0, rtol=1e-9, atol=0):
+            raise ValueError("weights need rays normalised to prior @ r = 1")
+    R = R / (pi @ R)
+    if weights is not None:
+        R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])]
+    return pi, R
 
 
 def _to_boundary(v: np.ndarray, dv: np.ndarray) -> float:
@@ -278,27 +318,14 @@ def coordinate_bound(
     CoordinateBound
         ``value = -inf`` when no multipliers could be computed (e.g. a set without a usable ray description).
     """
-    pi = np.asarray(prior, dtype=float)
-    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
-        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
-    if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
-        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
-    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
-    keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
-    R = R[:, keep_cols]
-    if weights is not None:  # the weights are those of the normalised rays
-        if np.shape(weights) != (keep_cols.size,):
-            raise ValueError(f"weights must have one entry per ray ({keep_cols.size}), got shape {np.shape(weights)}")
-        if not np.allclose(pi @ R, 1.0, rtol=1e-9, atol=0):
-            raise ValueError("weights need rays normalised to prior @ r = 1")
-    R = R / (pi @ R)
+    pi, R = _validated_rays(uset, prior, rays, weights)
     c = (1.0 - pi) ** 2
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     pool = max(POOL_PER_SYMBOL * pi.size, MIN_POOL)
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)  # short rounds, then long branch and bounds
     if weights is not None:  # the master's pool: the design's heaviest rays
-        R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])[:pool]]
+        R = R[:, :pool]
     solve_s = R.shape[0] * min(R.shape[1], pool + 64) / SOLVE_RATE  # a first solve's cost, then the last one's
     ipm_ok = True  # after one failure of the interior-point method, cvxpy solves the remaining rounds
     solved, new = None, None  # the last pool solved, and the rays added to it since

@@ -31,8 +31,8 @@ import scipy.linalg
 
 from ...uncertainty import UncertaintySet
 from .bound import _box_top
-from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SOLVE_RATE, _relaxed_master, _relaxed_master_ipm,
-                               _separable_max, _to_boundary)
+from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SOLVE_RATE, _best_scale, _relaxed_master,
+                               _relaxed_master_ipm, _separable_max, _to_boundary, _validated_rays)
 
 __all__ = ["MomentBound", "frame", "moment_bound", "moment_dual", "moment_dual_value"]
 
@@ -43,10 +43,8 @@ FINAL_SHARE: float = 0.35
 NEWTON_STEPS: int = 80
 MASTER_TOL: float = 1e-4
 STATIONARY_TOL: float = 1e-7
-#: First complementarity target (× |objective| / constraints): from the coordinate optimum (cold), and from given
-#: multipliers (warm; the rounds start cold: warm starts took 26–79 steps against 20 cold at N = 100).
-MU_COLD: float = 1e-2
-MU_WARM: float = 1e-4
+#: First complementarity target (× |objective| / constraints), from the coordinate optimum.
+MU_START: float = 1e-2
 #: Centring σ of the primal–dual steps (each aims at σ × the current mean complementarity).
 CENTRED: float = 0.1
 #: Weight of the best multipliers so far in the point priced each round (Wentges smoothing; the coordinate bound
@@ -61,7 +59,7 @@ MOMENT_POOL_PER_SYMBOL: int = 8
 #: a large negative weight on a dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells
 #: bound poorly; g ≥ 0 loses a little of the relaxation (docs/design.md §7.3) and the branch and bound closes.
 G_FLOOR: float = 0.0
-#: Newton steps keep at least this share of the smallest eigenvalue of C and of the smallest slack.
+#: Primal steps keep at least this share of the smallest eigenvalue of Q.
 BOUNDARY: float = 0.1
 
 
@@ -110,24 +108,9 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
     if not np.isfinite(phi_max) or (delta > 0 and not np.isfinite(r2_max)):
         return -math.inf
     root = float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum())
-    lin = np.array([float(g.sum()) + delta * pi.size, -float(nu.sum()), -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
+    lin = np.array([float(g.sum()) + delta * pi.size, -float(nu.sum()),
+                    -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
     return _best_scale(root, lin)
-
-
-def _best_scale(root: float, lin: np.ndarray) -> float:
-    """``max_{α>0} 2√α·root + α·Σlin``, rounded down: the dual at ``(αg, αν)`` with the bound ``αφ``.
-
-    Implements: the homogeneity of both duals (docs/design.md §7.3): the square-root term scales by √α, the linear
-    terms and the separable maximum (hence any upper bound of it) by α. At exact multipliers the best α is 1; with
-    an over-estimated φ it is below 1 and the value is ``root² / (−Σlin)`` instead of ``2·root + Σlin``.
-    """
-    total = float(lin.sum())
-    slack = 1e-12 * (2.0 * root + float(np.abs(lin).sum()))
-    value = 2.0 * root + total
-    if total < 0 and root > 0:
-        value = max(value, root * root / -total)
-        slack *= max(1.0, root / -total)  # the rounding of the terms, scaled by the best α
-    return float(value - slack)
 
 
 def moment_dual(prior: np.ndarray, uset: UncertaintySet, epsilon: float):
@@ -137,14 +120,18 @@ def moment_dual(prior: np.ndarray, uset: UncertaintySet, epsilon: float):
     relaxation's multipliers (:func:`.coordinate_bound.coordinate_bound`'s ``dual_value``).
     """
     pi = np.asarray(prior, dtype=float)
-    A0 = frame(pi)
-    top = _box_top(uset, epsilon, pi)
-    r2_max = float(top @ top) if np.all(np.isfinite(top)) else math.inf
+    A0, r2_max = _dual_setup(uset, epsilon, pi)
 
     def value(g: np.ndarray, nu: np.ndarray, phi: float) -> float:
         return moment_dual_value(g, nu, pi, phi, r2_max, A0)
 
     return value
+
+
+def _dual_setup(uset: UncertaintySet, epsilon: float, pi: np.ndarray):
+    """The frame ``A₀`` and ``r2_max ≥ ‖r‖²`` on every normalised ray (``Σ top_x²``, inf without a box)."""
+    top = _box_top(uset, epsilon, pi)
+    return frame(pi), (float(top @ top) if np.all(np.isfinite(top)) else math.inf)
 
 
 def _t_derivatives(g, A0, mu=0.0, hessian=True):
@@ -168,7 +155,7 @@ def _t_derivatives(g, A0, mu=0.0, hessian=True):
     return T, logdet, grad, H, float(w.min())
 
 
-def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: float):
+def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
     """The relaxed master's dual over the pool ``R`` by a primal–dual interior-point method; (value, θ, g, ν) or None.
 
     Implements: ``max J = 2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1 − ν·1`` subject to ``a_k = ν·r_k − Σ_x g_x r_xk² ≥ 0`` on
@@ -176,24 +163,22 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: floa
     weights θ are the constraints' multipliers; each Newton step solves ``(H_T + Aᵀ Diag(θ/a) A) dz = ∇J + Aᵀ(σμ/a)``
     (2N unknowns; ``H_T`` the Hessian of ``−2 tr Q^½`` by Daleckii–Krein), separate primal and dual steps, the
     primal one also keeping ``λ_min(Q)`` above :data:`BOUNDARY` of its value (``2 tr Q^½`` is not self-concordant).
-    ``start`` = (g, ν) from the last round, or None: then the coordinate relaxation's optimum over the pool
-    (:mod:`.coordinate_bound`; g > 0 there, so Q ≻ 0). Infeasible new rays are absorbed by ``ν += tπ`` (every pool
-    ray has ``π·r = 1``: all slacks grow by t).
+    It starts from the coordinate relaxation's optimum over the same pool (:mod:`.coordinate_bound`; g > 0 there, so
+    Q ≻ 0; warm starts from the last round took 26–79 steps against 20 at N = 100), moved towards the central path
+    by ``ν += tπ`` (every pool ray has ``π·r = 1``: all slacks grow by t).
     """
     n, k = R.shape
     S = R * R
-    cold = start is None
-    if cold:
-        sol = _relaxed_master_ipm(R, (1.0 - pi) ** 2, pi, deadline)
-        # cvxpy's solve of the same, the coordinate bound's own fallback; its compile and set-up ignore the time
-        # limit, so it is started only when 1.5 × its expected time is left
-        if sol is None and deadline - time.perf_counter() > 1.5 * R.size / SOLVE_RATE:
-            sol = _relaxed_master(R, (1.0 - pi) ** 2, deadline)
-        if sol is not None:
-            start = (sol[2], sol[3])
-        else:  # g > 0 (Q ≻ 0) and ν = tπ with every slack t − g·r² positive
-            g = 1.0 / S.max(axis=1)
-            start = (g, (2.0 * float((g @ S).max()) + 1.0) * pi)
+    sol = _relaxed_master_ipm(R, (1.0 - pi) ** 2, pi, deadline)
+    # cvxpy's solve of the same, the coordinate bound's own fallback; its compile and set-up ignore the time
+    # limit, so it is started only when 1.5 × its expected time is left
+    if sol is None and deadline - time.perf_counter() > 1.5 * R.size / SOLVE_RATE:
+        sol = _relaxed_master(R, (1.0 - pi) ** 2, deadline)
+    if sol is not None:
+        start = (sol[2], sol[3])
+    else:  # g > 0 (Q ≻ 0) and ν = tπ with every slack t − g·r² positive
+        g = 1.0 / S.max(axis=1)
+        start = (g, (2.0 * float((g @ S).max()) + 1.0) * pi)
     z = np.concatenate([np.asarray(start[0], dtype=float), np.asarray(start[1], dtype=float)])
     A = np.hstack([-S.T, R.T])  # slacks a = A·z, z = (g, ν)
     off = np.zeros(k)
@@ -208,7 +193,7 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, start, deadline: floa
     if td is None:
         return None
     scale = max(abs(td[0] + float(lin @ z)), 1.0)
-    mu0 = scale * (MU_COLD if cold else MU_WARM) / k
+    mu0 = scale * MU_START / k
     a = A @ z + off
     z[n:] += max(mu0 * k - float(a[: R.shape[1]].min()), 0.0) * pi  # ray slacks near μ/θ_k with θ_k ≈ 1/k
     a = A @ z + off
@@ -291,24 +276,10 @@ def moment_bound(
     MomentBound
         ``value = -inf`` when no multipliers could be computed.
     """
-    pi = np.asarray(prior, dtype=float)
-    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
-        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
-    if abs(float(pi.sum()) - 1.0) > 1e-9:
-        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
-    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
-    keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
-    R = R[:, keep_cols]
-    if weights is not None:
-        if np.shape(weights) != (keep_cols.size,):
-            raise ValueError(f"weights must have one entry per ray ({keep_cols.size}), got shape {np.shape(weights)}")
-        R = R[:, np.argsort(-np.asarray(weights, dtype=float)[keep_cols])]
-    R = R / (pi @ R)
+    pi, R = _validated_rays(uset, prior, rays, weights)
     pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
     R = R[:, :pool]
-    A0 = frame(pi)
-    top = _box_top(uset, epsilon, pi)
-    r2_max = float(top @ top) if np.all(np.isfinite(top)) else math.inf  # ‖r‖² ≤ Σ top_x² on every normalised ray
+    A0, r2_max = _dual_setup(uset, epsilon, pi)
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)
@@ -316,12 +287,12 @@ def moment_bound(
     solved, new = None, None  # the last pool solved, and the rays added to it since
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
-        sol = _master(R, pi, A0, None, deadline)  # cold: from the coordinate optimum over the same pool
+        sol = _master(R, pi, A0, deadline)
         if sol is None and solved is not None:
             # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
             # the last pool solved plus the new rays
             R = np.hstack([solved, new])
-            sol = _master(R, pi, A0, None, deadline)
+            sol = _master(R, pi, A0, deadline)
         if sol is None:
             break
         solved = R
