@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -282,7 +283,7 @@ def coordinate_bound(
     deadline: float,
     rtol: float = 1e-3,
     weights: np.ndarray | None = None,
-    dual_value=None,
+    dual_value: Callable[[np.ndarray, np.ndarray, float], float] | None = None,
 ) -> CoordinateBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,7 +114,8 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
     return _best_scale(root, lin)
 
 
-def moment_dual(prior: np.ndarray, uset: UncertaintySet, epsilon: float):
+def moment_dual(prior: np.ndarray, uset: UncertaintySet,
+                epsilon: float) -> Callable[[np.ndarray, np.ndarray, float], float]:
     """``(g, ν, φ) ↦`` :func:`moment_dual_value` for this prior and cone (the frame and ``r2_max`` computed once).
 
     Implements: the diagonal-moment dual of docs/design.md §7.3 as a second valuation of the coordinate
