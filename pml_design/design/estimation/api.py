@@ -24,8 +24,9 @@ from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
-from .moment_bound import moment_bound, moment_dual
+from .moment_bound import FEED_RAYS_PER_SYMBOL, MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
+from .parallel_bound import BackgroundBound, available
 from .pricing import local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
 from .seeds import ray_seeds
@@ -54,6 +55,10 @@ COORDINATE_SHARE: float = 0.8
 #: 17.1 → 15.3 %, 34.4 → 31.1 %).
 MOMENT_SHARE: float = 0.8
 COORDINATE_BOUND_MAX_N: int = 150
+#: Largest alphabet on which the moment bound also runs in a second process from the first round on
+#: (:mod:`.parallel_bound`, docs/design.md §7.4; it takes nothing from the design's CPU, so it runs where the end-of-run
+#: relaxations do not: at N = 300 one relaxed master costs ~10 s, so a 60 s run fits ~5 rounds).
+BACKGROUND_MAX_N: int = 320
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -129,6 +134,12 @@ def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarr
     if x[K] > 1e-6:  # a negligible share of the seed is left out (rows renormalised, certified): fewer outputs
         parts.append(W_seed * x[K])
     return np.hstack(parts)
+
+
+def _heaviest(R: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` heaviest of the rays ``R`` (columns) with weights ``w``, heaviest first."""
+    top = np.argsort(-w)[:k]
+    return R[:, top], w[top]
 
 
 def _as_rays(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -247,6 +258,9 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     x = np.concatenate([np.full(V.shape[1], 1e-6 / V.shape[1]), [1.0]])  # all weight on the LDP seed: feasible
     density = float(np.mean(seed.matrix > seed.matrix.min(axis=0) * (1 + 1e-9)))
     W_seed = seed.matrix
+    # the moment bound on the CPU the column generation leaves idle, from the first round on (docs/design.md §7.4)
+    background = not d_opt and R_all is None and n <= BACKGROUND_MAX_N and available(time_limit)
+    bg = None
     try:
         for it in range(1, max_iter + 1):
             state["it"] = it
@@ -254,6 +268,13 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                                             rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
+            if background and (bg is None or bg.wants()) and time.perf_counter() < loop_deadline:
+                Rb, wb = _heaviest(*_as_rays(V, x, W_seed, prior), (MOMENT_POOL_PER_SYMBOL if bg is None else
+                                                                     FEED_RAYS_PER_SYMBOL) * n)
+                if bg is None:
+                    bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
+                else:
+                    bg.offer(Rb, wb)
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
             base = f - float(g_all @ x) - float(nu.sum())
             if R_all is not None:
@@ -313,8 +334,17 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
                 state["lower"] = max(state["lower"], base - rb.upper)
                 _progress_update(bar, best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
+        if bg is not None:  # the background bound's result, in by its deadline (or dropped)
+            mbg = bg.result(until=deadline + 0.5)
+            state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
+                                         if mbg is not None else {"error": bg.error})
+            if mbg is not None and math.isfinite(mbg.value):
+                state["lower"] = max(state["lower"], mbg.value + float(prior @ prior))
+                _progress_update(bar, best.value, state["lower"] - float(prior @ prior))
     finally:
         bar.close()
+        if bg is not None:
+            bg.close()
     state["K"] = V.shape[1]
     if "x" in state:  # fewer outputs, same F: bounded by what is left of the time budget (+5 %)
         R, w = _as_rays(state["V"], state["x"], W_seed, prior)
@@ -384,6 +414,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "ldp_seed_mse": float(seed.mse),
             "returned_seed": best.source == "ldp_seed",
             "source": best.source,
+            "background_bound": state.get("background_bound"),
         },
     )
     warn_result_gap(res, time_limit)  # the one gap warning of every method: above 1 % or unknown

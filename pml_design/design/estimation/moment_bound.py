@@ -60,6 +60,9 @@ MOMENT_POOL_PER_SYMBOL: int = 8
 #: a large negative weight on a dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells
 #: bound poorly; g ≥ 0 loses a little of the relaxation (docs/design.md §7.3) and the branch and bound closes.
 G_FLOOR: float = 0.0
+#: Rays of a fed design (``moment_bound(..., feed=...)``) that join the pool each round: its heaviest
+#: ``FEED_RAYS_PER_SYMBOL·N`` (the relaxed optimum needs at most 2N).
+FEED_RAYS_PER_SYMBOL: int = 2
 #: Primal steps keep at least this share of the smallest eigenvalue of Q.
 BOUNDARY: float = 0.1
 
@@ -250,6 +253,8 @@ def moment_bound(
     deadline: float,
     rtol: float = 1e-3,
     weights: np.ndarray | None = None,
+    feed: Callable[[], tuple[np.ndarray, np.ndarray] | None] | None = None,
+    on_best: Callable[[MomentBound], None] | None = None,
 ) -> MomentBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
 
@@ -272,6 +277,13 @@ def moment_bound(
         Stop when the bound is within ``rtol`` (relative) of the relaxed master's value.
     weights : numpy.ndarray, shape (K,), optional
         The design's weights on ``rays`` (then normalised): the pool starts from the heaviest of them.
+    feed : callable, optional
+        Called before each round; returns ``None`` or newer ``(rays, weights)`` of a design still being built
+        (normalised rays, as ``rays`` and ``weights``): their heaviest ``FEED_RAYS_PER_SYMBOL·N`` join the pool. The
+        background bound of :mod:`.parallel_bound` follows the column generation this way. Rays only steer: the
+        value stays valid whatever they are.
+    on_best : callable, optional
+        Called with the bound so far each time it rises (a caller that cannot wait gets a valid value early).
 
     Returns
     -------
@@ -289,6 +301,11 @@ def moment_bound(
     solved, new = None, None  # the last pool solved, and the rays added to it since
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
+        fed = feed() if feed is not None else None
+        if fed is not None:  # the newest design's heaviest rays join the pool
+            _, Rf = _validated_rays(uset, pi, *fed)
+            Rf = Rf[:, :FEED_RAYS_PER_SYMBOL * pi.size]
+            R, new = np.hstack([R, Rf]), (Rf if new is None else np.hstack([new, Rf]))
         sol = _master(R, pi, A0, deadline)
         if sol is None and solved is not None:
             # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
@@ -309,6 +326,8 @@ def moment_bound(
         points.append((value, g, nu))
         if value > best:
             best, method, best_point = value, how, (g, nu)
+            if on_best is not None:
+                on_best(MomentBound(float(best), float(relaxed), rounds, method))
         if value >= relaxed - rtol * abs(relaxed):
             return MomentBound(float(best), float(relaxed), rounds, method)
         # only rays that improve the master enter its pool (priced at a smoothed point, some may not)
@@ -334,4 +353,6 @@ def moment_bound(
         value = moment_dual_value(g, nu, pi, phi, r2_max, A0) if math.isfinite(phi) else -math.inf
         if value > best:
             best, method, best_point = value, how, (g, nu)
+            if on_best is not None:
+                on_best(MomentBound(float(best), float(relaxed), rounds, method))
     return MomentBound(float(best), float(relaxed), rounds, method)

@@ -1,0 +1,108 @@
+"""The background moment bound (``design/estimation/parallel_bound.py``): a forked process that must be valid,
+in by its deadline, quiet, and gone afterwards.
+
+Validity by an independent path: the value never exceeds the proven optimum of the enumerated ray design (complete
+enumeration, the design's own solver on every ray) on both sides of Proposition 2, rare categories, an unseen
+category and the simplex, with the branch and bound pricing (enumeration off), also when fed a poor design.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design.design.estimation import api
+from pml_design.design.estimation import parallel_bound as PB
+from pml_design.design.utilities import FrequencyEstimation
+from pml_design.uncertainty import L1Ball
+
+from tests.test_estimation_coordinate_bound import enumerated_optima
+
+pytestmark = pytest.mark.skipif(not PB.available(PB.MIN_SECONDS), reason="needs Linux fork and two usable CPUs")
+
+
+def _normalised(W, p):
+    q = p @ W
+    return W / q, q
+
+
+def test_available_only_for_long_runs_and_when_enabled(monkeypatch):
+    assert PB.available(PB.MIN_SECONDS)
+    assert not PB.available(PB.MIN_SECONDS / 2)
+    monkeypatch.setattr(PB, "ENABLED", False)
+    assert not PB.available(1e6)
+
+
+def test_background_values_never_above_the_enumerated_optimum(no_enumeration):
+    """All cases at once, each in its own process (fed the ε-LDP GRR channel as a poor newer design)."""
+    cases = enumerated_optima()
+    started = []
+    for uset, p, eps, res in cases:
+        R, w = _normalised(res.matrix, p)
+        bg = PB.BackgroundBound(uset, eps, p, R, w, deadline=time.perf_counter() + 2.0)
+        bg.offer(*_normalised(pml.grr(p.size, eps).matrix, p))
+        started.append(bg)
+    for bg, (uset, p, eps, res) in zip(started, cases):
+        t = time.perf_counter()
+        mb = bg.result()
+        assert time.perf_counter() <= bg.deadline + 0.6 and time.perf_counter() - t < 3.0
+        assert mb is not None, bg.error
+        assert math.isfinite(mb.value) and mb.value <= res.utility * (1 + 1e-7), (uset, mb, res.utility)
+        assert not bg._proc.is_alive()
+
+
+def test_an_error_in_the_child_is_reported_not_raised():
+    p = np.full(4, 0.25)
+    R, w = _normalised(pml.grr(4, 1.0).matrix, p)
+    bg = PB.BackgroundBound(L1Ball(p, 0.1), 1.0, np.full(5, 0.2), R, w, deadline=time.perf_counter() + 2.0)
+    assert bg.result() is None
+    assert bg.error.startswith("ValueError") and "prior" in bg.error
+    bg.close()  # idempotent
+    assert bg._proc not in multiprocessing.active_children()
+
+
+def test_result_waits_no_longer_than_asked():
+    p = 1 / np.arange(1, 31) ** 1.1
+    p /= p.sum()
+    R, w = _normalised(pml.grr(30, 1.0).matrix, p)
+    bg = PB.BackgroundBound(L1Ball(p, 0.3), 1.0, p, R, w, deadline=time.perf_counter() + 30.0)
+    t = time.perf_counter()
+    mb = bg.result(until=t + 0.3)  # what the process has reported by then (each rise is valid), or nothing
+    assert time.perf_counter() - t < 1.5  # 0.3 s, then terminate and join
+    assert (mb is None and bg.error == "no result by the deadline") or (mb.rounds >= 1 and math.isfinite(mb.value))
+    assert not bg._proc.is_alive()
+
+
+def test_the_design_uses_it_quietly_and_in_time(monkeypatch, capfd):
+    """A design outside Proposition 2 without enumeration (N = 24): the background value is a valid bound that the
+    design's lower bound includes; nothing is written; the time limit holds; no process is left."""
+    monkeypatch.setattr(PB, "MIN_SECONDS", 1.0)
+    p = 1 / np.arange(1, 25) ** 1.1
+    p /= p.sum()
+    uset = L1Ball(p, 0.3)
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = api.design_frequency_estimation(uset, 1.0, FrequencyEstimation(), p, time_limit=4.0)
+    assert time.perf_counter() - t <= 1.1 * 4.0 + 5
+    bg = res.info["background_bound"]
+    assert bg is not None and "value" in bg, bg
+    assert math.isfinite(bg["value"]) and bg["value"] <= res.utility
+    assert res.lower_bound >= bg["value"] - 1e-9 * abs(bg["value"])
+    assert not [c for c in multiprocessing.active_children() if c.name == "pml-design-bound"]
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_short_runs_start_no_process():
+    p = np.full(20, 0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = api.design_frequency_estimation(L1Ball(p, 0.3), 1.0, FrequencyEstimation(), p, time_limit=1.0)
+    assert res.info["background_bound"] is None
