@@ -166,11 +166,39 @@ def task_seed(seed: int, index: int, repetition: int = 0) -> np.random.SeedSeque
     return np.random.SeedSequence(int(seed), spawn_key=(int(index), int(repetition)))
 
 
-def _call(func: Callable[..., Any], params: dict, seq: np.random.SeedSequence | None, rng_arg: str | None) -> Any:
+#: Environment variable that keeps a design from starting its background bound process
+#: (:mod:`pml_design.design.estimation.parallel_bound`): a parallel sweep already uses the CPUs.
+_NO_BACKGROUND = "PML_DESIGN_BACKGROUND_BOUND"
+
+
+def _call(func: Callable[..., Any], params: dict, seq: np.random.SeedSequence | None, rng_arg: str | None,
+          solo: bool = True) -> Any:
     kwargs = dict(params)
     if rng_arg is not None:
         kwargs[rng_arg] = np.random.default_rng(seq)
-    return func(**kwargs)
+    if solo:
+        return func(**kwargs)
+    old = os.environ.get(_NO_BACKGROUND)
+    os.environ[_NO_BACKGROUND] = "0"  # tasks side by side: no design adds a process of its own
+    try:
+        return func(**kwargs)
+    finally:
+        if old is None:
+            os.environ.pop(_NO_BACKGROUND, None)
+        else:
+            os.environ[_NO_BACKGROUND] = old
+
+
+def _in_processes(name: str, n_jobs: int | None) -> bool:
+    """True when the tasks run side by side in worker processes (each on its main thread): there a design must not
+    add a process of its own. Thread backends need nothing (a design off the main thread starts none), and they must
+    not touch ``os.environ`` from several threads."""
+    if name == "outer":
+        backend, outer_jobs = joblib.parallel.get_active_backend()
+        kind = type(backend).__name__
+        jobs = n_jobs if n_jobs is not None else outer_jobs
+        return kind in ("LokyBackend", "MultiprocessingBackend", "RayBackend") and jobs != 1
+    return name == "ray" or (name in ("loky", "multiprocessing") and n_jobs != 1)
 
 
 def _outer_backend() -> str | None:
@@ -301,7 +329,8 @@ def sweep(
         for i, t in enumerate(task_list)
         for r in range(reps)
     ]
-    calls = (joblib.delayed(_call)(func, t, seq, rng_arg) for _, _, t, seq in jobs)
+    solo = not _in_processes(name, n_jobs)
+    calls = (joblib.delayed(_call)(func, t, seq, rng_arg, solo) for _, _, t, seq in jobs)
     if name == "outer":
         config: Any = contextlib.nullcontext()
         kwargs: dict = {} if n_jobs is None else {"n_jobs": n_jobs}

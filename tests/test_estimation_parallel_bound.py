@@ -39,6 +39,39 @@ def test_available_only_for_long_runs_and_when_enabled(monkeypatch):
     assert not PB.available(1e6)
 
 
+def test_not_from_threads_daemons_or_when_switched_off(monkeypatch):
+    import threading
+
+    seen = []
+    th = threading.Thread(target=lambda: seen.append(PB.available(1e6)))
+    th.start()
+    th.join()
+    assert seen == [False]  # forking from a thread could copy a lock another thread holds
+    monkeypatch.setenv("PML_DESIGN_BACKGROUND_BOUND", "0")
+    assert not PB.available(1e6)
+
+
+def _env_switch():
+    import os
+
+    return os.environ.get("PML_DESIGN_BACKGROUND_BOUND")
+
+
+def test_parallel_sweeps_switch_it_off_in_their_tasks(monkeypatch):
+    """Process-parallel tasks get the switch; threads (where no design forks) and sequential runs are untouched,
+    and the caller's environment is never changed."""
+    import joblib
+
+    monkeypatch.delenv("PML_DESIGN_BACKGROUND_BOUND", raising=False)
+    par = pml.sweep(_env_switch, [{}] * 2, backend="loky", n_jobs=2, rng_arg=None)
+    assert par.values == ["0", "0"]
+    for backend in ("sequential", "threading"):
+        assert pml.sweep(_env_switch, [{}] * 4, backend=backend, n_jobs=2, rng_arg=None).values == [None] * 4
+    with joblib.parallel_config(backend="sequential"):
+        assert pml.sweep(_env_switch, [{}] * 2, rng_arg=None).values == [None, None]
+    assert _env_switch() is None
+
+
 def test_background_values_never_above_the_enumerated_optimum(no_enumeration):
     """All cases at once, each in its own process (fed the ε-LDP GRR channel as a poor newer design)."""
     cases = enumerated_optima()
@@ -49,12 +82,11 @@ def test_background_values_never_above_the_enumerated_optimum(no_enumeration):
         bg.offer(*_normalised(pml.grr(p.size, eps).matrix, p))
         started.append(bg)
     for bg, (uset, p, eps, res) in zip(started, cases):
-        t = time.perf_counter()
         mb = bg.result()
-        assert time.perf_counter() <= bg.deadline + 0.6 and time.perf_counter() - t < 3.0
+        assert time.perf_counter() <= bg.deadline + 3.0  # 0.5 s, then terminate and join (a loaded machine)
         assert mb is not None, bg.error
         assert math.isfinite(mb.value) and mb.value <= res.utility * (1 + 1e-7), (uset, mb, res.utility)
-        assert not bg._proc.is_alive()
+        assert bg._closed
 
 
 def test_an_error_in_the_child_is_reported_not_raised():
@@ -64,7 +96,7 @@ def test_an_error_in_the_child_is_reported_not_raised():
     assert bg.result() is None
     assert bg.error.startswith("ValueError") and "prior" in bg.error
     bg.close()  # idempotent
-    assert bg._proc not in multiprocessing.active_children()
+    assert bg._closed and not [c for c in multiprocessing.active_children() if c.name == "pml-design-bound"]
 
 
 def test_result_waits_no_longer_than_asked():
@@ -74,9 +106,9 @@ def test_result_waits_no_longer_than_asked():
     bg = PB.BackgroundBound(L1Ball(p, 0.3), 1.0, p, R, w, deadline=time.perf_counter() + 30.0)
     t = time.perf_counter()
     mb = bg.result(until=t + 0.3)  # what the process has reported by then (each rise is valid), or nothing
-    assert time.perf_counter() - t < 1.5  # 0.3 s, then terminate and join
+    assert time.perf_counter() - t < 3.0  # 0.3 s, then terminate and join (a loaded machine)
     assert (mb is None and bg.error == "no result by the deadline") or (mb.rounds >= 1 and math.isfinite(mb.value))
-    assert not bg._proc.is_alive()
+    assert bg._closed
 
 
 def test_the_design_uses_it_quietly_and_in_time(monkeypatch, capfd):
@@ -106,3 +138,47 @@ def test_short_runs_start_no_process():
         warnings.simplefilter("ignore")
         res = api.design_frequency_estimation(L1Ball(p, 0.3), 1.0, FrequencyEstimation(), p, time_limit=1.0)
     assert res.info["background_bound"] is None
+
+
+def test_the_design_does_not_depend_on_it(monkeypatch):
+    """Nothing flows back: the same rounds give the same design with the background bound on and off."""
+    monkeypatch.setattr(PB, "MIN_SECONDS", 1.0)
+    p = 1 / np.arange(1, 25) ** 1.1
+    p /= p.sum()
+    uset = L1Ball(p, 0.3)
+    out = []
+    for enabled in (True, False):
+        monkeypatch.setattr(PB, "ENABLED", enabled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(api.design_frequency_estimation(uset, 1.0, FrequencyEstimation(), p, time_limit=20.0,
+                                                       max_iter=3))
+    assert out[0].info["background_bound"] is not None and out[1].info["background_bound"] is None
+    assert out[0].utility == out[1].utility
+    assert np.array_equal(out[0].matrix, out[1].matrix)
+
+
+def test_no_threads_or_file_descriptors_are_left(no_enumeration):
+    """Offers larger than a pipe's buffer (N = 70: 140 rays of 70 doubles), one never taken: after close, the same
+    threads and open files as before."""
+    import os
+    import threading
+
+    p = 1 / np.arange(1, 71) ** 1.1
+    p /= p.sum()
+    R, w = _normalised(pml.grr(70, 1.0).matrix, p)
+    uset = L1Ball(p, 0.3)
+
+    def count():
+        return threading.active_count(), len(os.listdir("/proc/self/fd"))
+
+    counts = []
+    for _ in range(5):
+        bg = PB.BackgroundBound(uset, 1.0, p, R, w, deadline=time.perf_counter() + 5.0)
+        for _ in range(3):
+            bg.offer(np.tile(R, (1, 3)), np.tile(w, 3))
+        bg.close()
+        bg.result()
+        counts.append(count())
+    # multiprocessing's shared-memory heap keeps its arenas (one file each) for reuse: a level, not a leak per run
+    assert counts[-1] == counts[1] and counts[0][0] == counts[-1][0], counts

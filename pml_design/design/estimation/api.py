@@ -272,7 +272,10 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 Rb, wb = _heaviest(*_as_rays(V, x, W_seed, prior), (MOMENT_POOL_PER_SYMBOL if bg is None else
                                                                      FEED_RAYS_PER_SYMBOL) * n)
                 if bg is None:
-                    bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
+                    try:
+                        bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
+                    except (OSError, RuntimeError, AssertionError, ValueError):  # no process to be had: no matter
+                        background = False
                 else:
                     bg.offer(Rb, wb)
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
@@ -334,8 +337,9 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
                 state["lower"] = max(state["lower"], base - rb.upper)
                 _progress_update(bar, best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
-        if bg is not None:  # the background bound's result, in by its deadline (or dropped)
-            mbg = bg.result(until=deadline + 0.5)
+        if bg is not None:  # the background bound's result, in by the deadline (a proven design does not wait)
+            done = proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
+            mbg = bg.result(until=time.perf_counter() if done else deadline)
             state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
                                          if mbg is not None else {"error": bg.error})
             if mbg is not None and math.isfinite(mbg.value):

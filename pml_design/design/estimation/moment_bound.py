@@ -302,9 +302,11 @@ def moment_bound(
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
         fed = feed() if feed is not None else None
-        if fed is not None:  # the newest design's heaviest rays join the pool
-            _, Rf = _validated_rays(uset, pi, *fed)
-            Rf = Rf[:, :FEED_RAYS_PER_SYMBOL * pi.size]
+        if fed is not None:  # the newest design's heaviest rays join the pool (an offer that fails the checks: none)
+            try:
+                Rf = _validated_rays(uset, pi, *fed)[1][:, :FEED_RAYS_PER_SYMBOL * pi.size]
+            except ValueError:
+                Rf = np.zeros((pi.size, 0))
             R, new = np.hstack([R, Rf]), (Rf if new is None else np.hstack([new, Rf]))
         sol = _master(R, pi, A0, deadline)
         if sol is None and solved is not None:

@@ -6,8 +6,10 @@ bound needs nothing from the design but the rays that steer its relaxed master, 
 round to the deadline instead of in the last 15 % of the time limit. The design offers its newest heaviest rays
 after every round (:meth:`BackgroundBound.offer`, never blocking); the bound takes the latest offer before each of
 its rounds (``moment_bound(..., feed=...)``). Its value is valid whatever the rays, so the design keeps the larger of
-it and its own bounds.
+it and its own bounds; nothing flows back into the design.
 
+The two processes share memory only (no pipes, no queue threads): a buffer for the offered rays, guarded by a lock
+the parent only ever *tries* to take, and a few numbers for the bound so far (each stored value is valid on its own).
 The process is started with ``fork`` (Linux only): ``spawn`` and ``forkserver`` run the caller's ``__main__`` again,
 which breaks scripts without an ``if __name__ == "__main__"`` guard. Where fork is not available, where fewer than two
 CPUs are usable, or below :data:`MIN_SECONDS`, nothing is started and the design bounds itself as before.
@@ -18,15 +20,16 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import queue
+import signal
 import sys
+import threading
 import time
 import warnings
 
 import numpy as np
 
 from ...uncertainty import UncertaintySet
-from .moment_bound import MomentBound, moment_bound
+from .moment_bound import FEED_RAYS_PER_SYMBOL, MomentBound, moment_bound
 
 __all__ = ["BackgroundBound", "available"]
 
@@ -35,13 +38,47 @@ __all__ = ["BackgroundBound", "available"]
 MIN_SECONDS: float = 10.0
 #: The background bound stops this many seconds before the design's deadline, so that its result is in by then.
 MARGIN_SECONDS: float = 0.25
-#: Switch (for experiments and for machines shared with other work).
+#: Switch (for experiments and for machines shared with other work); the environment variable
+#: ``PML_DESIGN_BACKGROUND_BOUND=0`` turns it off too.
 ENABLED: bool = True
+ENV_SWITCH: str = "PML_DESIGN_BACKGROUND_BOUND"
+_ERROR_BYTES = 240
+
+
+def _cpu_quota() -> float:
+    """CPUs the cgroup (container) allows this process, ``inf`` when unlimited or unknown (v2 ``cpu.max``, v1 CFS)."""
+    for path, parse in (("/sys/fs/cgroup/cpu.max", lambda s: s.split()),
+                        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", None)):
+        try:
+            with open(path, encoding="ascii") as fh:
+                text = fh.read().strip()
+            if parse is not None:
+                quota, period = parse(text)[:2]
+            else:
+                with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us", encoding="ascii") as fh:
+                    quota, period = text, fh.read().strip()
+            if quota in ("max", "-1"):
+                return math.inf
+            return float(quota) / float(period)
+        except (OSError, ValueError):
+            continue
+    return math.inf
 
 
 def available(time_limit: float) -> bool:
-    """True when a background bound may run: Linux ``fork``, at least two usable CPUs, ``time_limit ≥ MIN_SECONDS``."""
+    """True when a background bound may run.
+
+    That is: Linux ``fork``, at least two usable CPUs (affinity and the container's CPU quota),
+    ``time_limit ≥ MIN_SECONDS``, a caller on the main thread of a process that may have children (not a daemon,
+    e.g. a ``multiprocessing.Pool`` worker; a design run from a thread pool is one of several side by side), and the
+    environment variable ``PML_DESIGN_BACKGROUND_BOUND`` not ``0`` (:func:`pml_design.sweep` sets it in its
+    process-parallel tasks, which already use the CPUs).
+    """
     if not ENABLED or time_limit < MIN_SECONDS or not sys.platform.startswith("linux"):
+        return False
+    if os.environ.get(ENV_SWITCH, "1").strip() == "0":
+        return False
+    if threading.current_thread() is not threading.main_thread() or multiprocessing.current_process().daemon:
         return False
     if "fork" not in multiprocessing.get_all_start_methods():
         return False
@@ -49,31 +86,61 @@ def available(time_limit: float) -> bool:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - Linux always has it
         cpus = os.cpu_count() or 1
-    return cpus >= 2
+    return min(cpus, _cpu_quota()) >= 2
 
 
-def _work(uset, epsilon, prior, rays, weights, deadline, feed_q, out_q) -> None:  # pragma: no cover - child process
-    """The child: the moment bound, fed by ``feed_q``; its result (or the error's text) goes to ``out_q``."""
+class _Channel:
+    """The memory the two processes share (no reference to the process or to :class:`BackgroundBound`, so that
+    nothing keeps it alive in a cycle): the offer buffer and its lock, the result numbers, an error text, an event."""
+
+    def __init__(self, ctx, n: int, k: int, deadline: float):
+        self.n, self.k, self.deadline = n, k, deadline
+        self.buf = ctx.RawArray("d", n * k + k)  # offered rays (n × cols, row-major), then weights
+        self.cols = ctx.RawValue("l", 0)
+        self.seq = ctx.RawValue("l", 0)  # offers written
+        self.taken = ctx.RawValue("l", 0)  # offers read by the child
+        self.lock = ctx.Lock()
+        self.out = ctx.RawArray("d", 3)  # rounds, relaxed, value (value last: every stored value is valid)
+        self.out[:] = [0.0, math.nan, -math.inf]
+        self.err = ctx.RawArray("c", _ERROR_BYTES)
+        self.done = ctx.Event()
+
+    def feed(self):
+        """The latest offer not yet taken, or None (the child side of :meth:`BackgroundBound.offer`)."""
+        if self.seq.value == self.taken.value:
+            return None
+        with self.lock:
+            seq, cols = self.seq.value, self.cols.value
+            buf = np.frombuffer(self.buf, dtype=float)
+            R = buf[: self.n * cols].reshape(self.n, cols).copy()
+            w = buf[self.n * self.k: self.n * self.k + cols].copy()
+        self.taken.value = seq
+        return (R, w) if cols else None
+
+    def report(self, mb: MomentBound) -> None:
+        if math.isfinite(mb.value) and mb.value > self.out[2]:
+            self.out[0], self.out[1] = float(mb.rounds), float(mb.relaxed)
+            self.out[2] = float(mb.value)
+
+
+def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma: no cover - the child process
+    """The child: the moment bound, fed by the parent's offers, reporting each rise; an error is kept as text."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this process
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever handler the host application installed
     warnings.simplefilter("ignore")  # the child writes nothing: the parent owns stderr
-
-    def feed():
-        item = None
-        try:
-            while True:  # the latest offer wins
-                item = feed_q.get_nowait()
-        except (queue.Empty, OSError, EOFError):
-            pass
-        return item
-
     try:
         from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
         with threadpool_limits(1):
-            mb = moment_bound(uset, epsilon, prior, rays, deadline=deadline, weights=weights, feed=feed,
-                              on_best=lambda so_far: out_q.put(("best", so_far)))
-        out_q.put(("ok", mb))
+            mb = moment_bound(uset, epsilon, prior, rays, deadline=ch.deadline, weights=weights, feed=ch.feed,
+                              on_best=ch.report)
+        ch.report(mb)
+        if not math.isfinite(ch.out[2]):
+            ch.err.value = b"no bound: no relaxed master was solved in time"
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which keeps its own bounds
-        out_q.put(("error", f"{type(exc).__name__}: {exc}"))
+        ch.err.value = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[: _ERROR_BYTES - 1]
+    finally:
+        ch.done.set()
 
 
 class BackgroundBound:
@@ -94,57 +161,69 @@ class BackgroundBound:
     def __init__(self, uset: UncertaintySet, epsilon: float, prior: np.ndarray, rays: np.ndarray,
                  weights: np.ndarray, *, deadline: float):
         ctx = multiprocessing.get_context("fork")
-        self._feed = ctx.Queue(maxsize=1)
-        self._out = ctx.Queue()
+        n = int(np.asarray(prior).size)
         self.deadline = float(deadline) - MARGIN_SECONDS
         self.error: str | None = None
+        self._closed = False
+        self._ch = _Channel(ctx, n, FEED_RAYS_PER_SYMBOL * n, self.deadline)
         self._proc = ctx.Process(target=_work, name="pml-design-bound", daemon=True,
-                                 args=(uset, epsilon, prior, rays, weights, self.deadline, self._feed, self._out))
+                                 args=(self._ch, uset, epsilon, np.asarray(prior, dtype=float), rays, weights))
         with warnings.catch_warnings():  # Python ≥ 3.12 warns about fork in a process with (BLAS) threads
             warnings.simplefilter("ignore", DeprecationWarning)
             self._proc.start()
 
     def wants(self) -> bool:
-        """True when the last offer has been taken (an offer now would not wait in line)."""
-        return self._proc.is_alive() and self._feed.empty()
+        """True when the last offer has been taken (an offer now would not overwrite one never read)."""
+        return not self._closed and self._ch.taken.value == self._ch.seq.value and self._proc.is_alive()
 
     def offer(self, rays: np.ndarray, weights: np.ndarray) -> None:
-        """Offer newer rays (normalised) and weights; never blocks (dropped when the last offer is still pending)."""
+        """Offer newer rays (normalised; the first ``FEED_RAYS_PER_SYMBOL·N`` are kept) and their weights.
+
+        Never blocks: when the child is copying the last offer, this one is dropped.
+        """
+        ch = self._ch
+        if not ch.lock.acquire(block=False):
+            return
         try:
-            self._feed.put_nowait((rays, weights))
-        except (queue.Full, ValueError, OSError):
-            pass
+            R = np.asarray(rays, dtype=float)[:, : ch.k]
+            w = np.asarray(weights, dtype=float)[: R.shape[1]]
+            buf = np.frombuffer(ch.buf, dtype=float)
+            buf[: R.size] = R.ravel()
+            buf[ch.n * ch.k: ch.n * ch.k + w.size] = w
+            ch.cols.value = R.shape[1]
+            ch.seq.value += 1
+        finally:
+            ch.lock.release()
 
     def result(self, until: float = math.inf) -> MomentBound | None:
-        """Wait for the bound (at most until its deadline + 0.5 s, and until ``until``); stop the process.
+        """The best bound the process reported, waiting at most until its deadline + 0.5 s and until ``until``.
 
-        The best value the process reported by then (it reports each rise), or None if it had none
-        (:attr:`error` says why).
+        The process is stopped first. None if it reported no valid value (:attr:`error` says why).
         """
-        best = None  # the last value reported on the way (each one valid), then the final one
-        stop = min(self.deadline + 0.5, until)
-        try:
-            while True:
-                kind, item = self._out.get(timeout=max(stop - time.perf_counter(), 0.01))
-                if kind == "error":
-                    self.error = item
-                    break
-                if isinstance(item, MomentBound) and not math.isnan(item.value):
-                    best = item if best is None or item.value >= best.value else best
-                if kind == "ok":
-                    break
-        except (queue.Empty, OSError, EOFError):
-            if best is None:
-                self.error = "no result by the deadline"
-        finally:
-            self.close()
-        return best
+        ch = self._ch
+        if not self._closed:  # the child exits right after its last report
+            self._proc.join(timeout=max(min(self.deadline + 0.5, until) - time.perf_counter(), 0.0))
+        finished = ch.done.is_set()
+        self.close()
+        rounds, relaxed, value = (float(v) for v in ch.out)
+        if ch.err.value:
+            self.error = ch.err.value.decode("utf-8", "replace")
+        elif not finished and not math.isfinite(value):
+            self.error = "no result by the deadline"
+        if not math.isfinite(value):
+            return None
+        return MomentBound(value, relaxed, int(rounds), "background")
 
     def close(self) -> None:
-        """Stop the process (idempotent); pending offers are dropped."""
-        self._feed.cancel_join_thread()  # an offer never taken must not hold up the parent's exit
+        """Stop the process and release its resources (idempotent)."""
+        if self._closed:
+            return
         if self._proc.is_alive():
             self._proc.terminate()
+            self._proc.join(timeout=1.0)
+            if self._proc.is_alive():  # pragma: no cover - SIGTERM is default in the child
+                self._proc.kill()
         self._proc.join(timeout=1.0)
-        for q in (self._feed, self._out):
-            q.close()
+        if not self._proc.is_alive():
+            self._proc.close()  # its sentinel pipe
+            self._closed = True
