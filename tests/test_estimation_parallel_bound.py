@@ -107,7 +107,7 @@ def test_result_waits_no_longer_than_asked():
     t = time.perf_counter()
     mb = bg.result(until=t + 0.3)  # what the process has reported by then (each rise is valid), or nothing
     assert time.perf_counter() - t < 3.0  # 0.3 s, then terminate and join (a loaded machine)
-    assert (mb is None and bg.error == "no result by the deadline") or (mb.rounds >= 1 and math.isfinite(mb.value))
+    assert (mb is None and bg.error) or (mb.rounds >= 1 and math.isfinite(mb.value))
     assert bg._closed
 
 
@@ -182,3 +182,24 @@ def test_no_threads_or_file_descriptors_are_left(no_enumeration):
         counts.append(count())
     # multiprocessing's shared-memory heap keeps its arenas (one file each) for reuse: a level, not a leak per run
     assert counts[-1] == counts[1] and counts[0][0] == counts[-1][0], counts
+
+
+def test_the_child_never_calls_a_solver_the_parent_threaded(monkeypatch, no_enumeration):
+    """Clarabel's thread pool, once started by the parent, hangs a forked child (reproduced with cvxpy: a 100 × 200
+    lasso solved in the parent, then in a fork, which was still running after 10 s): the child's relaxed masters
+    never fall back to cvxpy. The coordinate IPM is made to fail so that the fallback would be taken, and the
+    fallback raises if called."""
+    from pml_design.design.estimation import moment_bound as MB
+
+    def no_cvxpy(*a, **k):
+        raise RuntimeError("cvxpy called in the background process")
+
+    monkeypatch.setattr(MB, "_relaxed_master_ipm", lambda *a, **k: None)
+    monkeypatch.setattr(MB, "_relaxed_master", no_cvxpy)
+    monkeypatch.setattr(MB, "SOLVE_RATE", 1e12)  # the fallback would always fit in the time left
+    uset, p, eps, res = enumerated_optima()[0]
+    R, w = _normalised(res.matrix, p)
+    bg = PB.BackgroundBound(uset, eps, p, R, w, deadline=time.perf_counter() + 3.0)
+    mb = bg.result()
+    assert bg.error is None and mb is not None and math.isfinite(mb.value), bg.error
+    assert mb.value <= res.utility * (1 + 1e-7)

@@ -24,7 +24,7 @@ from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
-from .moment_bound import FEED_RAYS_PER_SYMBOL, MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
+from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
 from .parallel_bound import BackgroundBound, available
 from .pricing import local_pricing, nested_pricing, reduced_costs
@@ -268,9 +268,8 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                                             rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
-            if background and (bg is None or bg.wants()) and time.perf_counter() < loop_deadline:
-                Rb, wb = _heaviest(*_as_rays(V, x, W_seed, prior), (MOMENT_POOL_PER_SYMBOL if bg is None else
-                                                                     FEED_RAYS_PER_SYMBOL) * n)
+            if background and time.perf_counter() < loop_deadline:
+                Rb, wb = _heaviest(*_as_rays(V, x, W_seed, prior), MOMENT_POOL_PER_SYMBOL * n)
                 if bg is None:
                     try:
                         bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)

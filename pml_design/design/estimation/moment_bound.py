@@ -60,9 +60,10 @@ MOMENT_POOL_PER_SYMBOL: int = 8
 #: a large negative weight on a dominant symbol (Adult: g = −4 901 at π = 0.91), whose concave term the mass cells
 #: bound poorly; g ≥ 0 loses a little of the relaxation (docs/design.md §7.3) and the branch and bound closes.
 G_FLOOR: float = 0.0
-#: Rays of a fed design (``moment_bound(..., feed=...)``) that join the pool each round: its heaviest
-#: ``FEED_RAYS_PER_SYMBOL·N`` (the relaxed optimum needs at most 2N).
-FEED_RAYS_PER_SYMBOL: int = 2
+#: Solve a master the interior-point method of the coordinate relaxation fails on by cvxpy instead. Off in the
+#: background process of :mod:`.parallel_bound`: a solver whose thread pool the parent started (Clarabel's) hangs
+#: in a forked child.
+CVXPY_FALLBACK: bool = True
 #: Primal steps keep at least this share of the smallest eigenvalue of Q.
 BOUNDARY: float = 0.1
 
@@ -177,7 +178,7 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
     sol = _relaxed_master_ipm(R, (1.0 - pi) ** 2, pi, deadline)
     # cvxpy's solve of the same, the coordinate bound's own fallback; its compile and set-up ignore the time
     # limit, so it is started only when 1.5 × its expected time is left
-    if sol is None and deadline - time.perf_counter() > 1.5 * R.size / SOLVE_RATE:
+    if sol is None and CVXPY_FALLBACK and deadline - time.perf_counter() > 1.5 * R.size / SOLVE_RATE:
         sol = _relaxed_master(R, (1.0 - pi) ** 2, deadline)
     if sol is not None:
         start = (sol[2], sol[3])
@@ -253,7 +254,6 @@ def moment_bound(
     deadline: float,
     rtol: float = 1e-3,
     weights: np.ndarray | None = None,
-    feed: Callable[[], tuple[np.ndarray, np.ndarray] | None] | None = None,
     on_best: Callable[[MomentBound], None] | None = None,
 ) -> MomentBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
@@ -277,11 +277,6 @@ def moment_bound(
         Stop when the bound is within ``rtol`` (relative) of the relaxed master's value.
     weights : numpy.ndarray, shape (K,), optional
         The design's weights on ``rays`` (then normalised): the pool starts from the heaviest of them.
-    feed : callable, optional
-        Called before each round; returns ``None`` or newer ``(rays, weights)`` of a design still being built
-        (normalised rays, as ``rays`` and ``weights``): their heaviest ``FEED_RAYS_PER_SYMBOL·N`` join the pool. The
-        background bound of :mod:`.parallel_bound` follows the column generation this way. Rays only steer: the
-        value stays valid whatever they are.
     on_best : callable, optional
         Called with the bound so far each time it rises (a caller that cannot wait gets a valid value early).
 
@@ -301,13 +296,6 @@ def moment_bound(
     solved, new = None, None  # the last pool solved, and the rays added to it since
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
-        fed = feed() if feed is not None else None
-        if fed is not None:  # the newest design's heaviest rays join the pool (an offer that fails the checks: none)
-            try:
-                Rf = _validated_rays(uset, pi, *fed)[1][:, :FEED_RAYS_PER_SYMBOL * pi.size]
-            except ValueError:
-                Rf = np.zeros((pi.size, 0))
-            R, new = np.hstack([R, Rf]), (Rf if new is None else np.hstack([new, Rf]))
         sol = _master(R, pi, A0, deadline)
         if sol is None and solved is not None:
             # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
