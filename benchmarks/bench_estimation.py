@@ -310,8 +310,8 @@ def sizes_table(out: dict) -> str:
     lines.append("")
     lines.append(
         f"Each cell: ratio · proven relative gap (in brackets, where the moment bound ran beside the design: the "
-        f"smallest gap the diagonal-moment relaxation could prove for this design, 1 − its relaxed master's value "
-        f"over its last pool / the error). Ratio = exact per-report error `tr F⁻¹ − ‖P‖²` of the PML design "
+        f"smallest gap the diagonal-moment bound as run (g ≥ 0) could prove for this design, 1 − its relaxed "
+        f"master's value over its last pool / the error). Ratio = exact per-report error `tr F⁻¹ − ‖P‖²` of the PML design "
         f"at the true P divided by the LDP optimum's exact error (best of GRR, OUE, OLH, Hadamard response and subset selection at its best k); {len(ratios)} cells, "
         f"geometric mean {np.exp(np.log(ratios).mean()):.3f}, worst {ratios.max():.4g}; P̂ from 5 000 rows, δ = 1e-6"
         + (" (quick run)." if out.get("quick") else ".")

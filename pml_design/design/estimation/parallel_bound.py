@@ -42,6 +42,9 @@ MARGIN_SECONDS: float = 0.25
 #: heaviest rays (a fixed pool converges; a pool fed new design rays every round did not: on captured Zipf 50 runs
 #: its masters' points priced at 14–17 late in the run, and on some runs the bound never rose after round 1).
 SEGMENTS: int = 3
+#: Above this alphabet the child runs one segment: a relaxed master costs ~10 s at N = 300, so a restart throws most
+#: of the work away (Zipf 300, ε = 1, 60 s: proven gap 63 % with one segment, 69 % with two, 83 % with three).
+SEGMENTS_MAX_N: int = 150
 #: Switch (for experiments and for machines shared with other work); the environment variable
 #: ``PML_DESIGN_BACKGROUND_BOUND=0`` turns it off too.
 ENABLED: bool = True
@@ -129,8 +132,9 @@ class _Channel:
 
 
 def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma: no cover - the child process
-    """The child: :data:`SEGMENTS` runs of the moment bound until the deadline, each started from the latest rays the
-    design offered (the first from ``rays``), reporting each rise; an error is kept as text."""
+    """The child: :data:`SEGMENTS` runs of the moment bound until the deadline (one above :data:`SEGMENTS_MAX_N`),
+    each started from the latest rays the design offered (the first from ``rays``), reporting each rise; an error is
+    kept as text."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this process
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever handler the host application installed
     warnings.simplefilter("ignore")  # the child writes nothing: the parent owns stderr
@@ -140,8 +144,9 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
     try:
         from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
+        segments = SEGMENTS if ch.n <= SEGMENTS_MAX_N else 1
         with threadpool_limits(1):
-            for seg in range(SEGMENTS):
+            for seg in range(segments):
                 left = ch.deadline - time.perf_counter()
                 if left <= 0.1:
                     break
@@ -149,7 +154,7 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
                     fed = ch.feed()
                     if fed is not None:
                         rays, weights = fed
-                mb = moment_bound(uset, epsilon, prior, rays, deadline=time.perf_counter() + left / (SEGMENTS - seg),
+                mb = moment_bound(uset, epsilon, prior, rays, deadline=time.perf_counter() + left / (segments - seg),
                                   weights=weights, on_best=ch.report)
                 ch.report(mb)
         if not math.isfinite(ch.out[2]):
