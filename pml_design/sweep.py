@@ -166,8 +166,9 @@ def task_seed(seed: int, index: int, repetition: int = 0) -> np.random.SeedSeque
     return np.random.SeedSequence(int(seed), spawn_key=(int(index), int(repetition)))
 
 
-#: Environment variable that keeps a design from starting its background bound process
-#: (:mod:`pml_design.design.estimation.parallel_bound`): a parallel sweep already uses the CPUs.
+#: Environment variable that keeps a design from starting its background bound process: a parallel sweep already
+#: uses the CPUs. The same name as ``pml_design.design.estimation.parallel_bound.ENV_SWITCH`` (this layer may not import
+#: that one; a test ties the two).
 _NO_BACKGROUND = "PML_DESIGN_BACKGROUND_BOUND"
 
 

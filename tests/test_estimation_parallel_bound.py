@@ -70,6 +70,9 @@ def test_parallel_sweeps_switch_it_off_in_their_tasks(monkeypatch):
     with joblib.parallel_config(backend="sequential"):
         assert pml.sweep(_env_switch, [{}] * 2, rng_arg=None).values == [None, None]
     assert _env_switch() is None
+    import importlib
+
+    assert importlib.import_module("pml_design.sweep")._NO_BACKGROUND == PB.ENV_SWITCH == "PML_DESIGN_BACKGROUND_BOUND"
 
 
 def test_background_values_never_above_the_enumerated_optimum(no_enumeration):
@@ -203,3 +206,17 @@ def test_the_child_never_calls_a_solver_the_parent_threaded(monkeypatch, no_enum
     mb = bg.result()
     assert bg.error is None and mb is not None and math.isfinite(mb.value), bg.error
     assert mb.value <= res.utility * (1 + 1e-7)
+
+
+def test_the_offered_rays_are_the_design_s_heaviest():
+    """Built column by column for the few offered (every round), they equal the heaviest of the full ray list."""
+    rng = np.random.default_rng(0)
+    n = 12
+    V, x = rng.random((n, 30)), rng.random(31)
+    W = rng.dirichlet(np.ones(200), size=n)
+    W[:, 3] = 0.0  # a column no prior reaches is not a ray
+    p = rng.dirichlet(np.ones(n))
+    R, w = api._as_rays(V, x, W, p)
+    top = np.argsort(-w)[: 8 * n]
+    Rh, wh = api._heaviest_rays(V, x, W, p, 8 * n)
+    assert np.array_equal(Rh, R[:, top]) and np.array_equal(wh, w[top])

@@ -136,10 +136,21 @@ def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarr
     return np.hstack(parts)
 
 
-def _heaviest(R: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` heaviest of the rays ``R`` (columns) with weights ``w``, heaviest first."""
+def _heaviest_rays(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray, prior: np.ndarray,
+                   k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` heaviest of the design's normalised rays and their weights (those of :func:`_as_rays`), heaviest
+    first; only those columns are built (the seed has thousands, and this runs every round)."""
+    K = V.shape[1]
+    scale = prior @ W_seed
+    ok = np.flatnonzero(scale > 0)
+    w = np.concatenate([x[:K], x[K] * scale[ok]])
     top = np.argsort(-w)[:k]
-    return R[:, top], w[top]
+    generated = top < K
+    seed_cols = ok[top[~generated] - K]
+    R = np.empty((V.shape[0], top.size))
+    R[:, generated] = V[:, top[generated]]
+    R[:, ~generated] = W_seed[:, seed_cols] / scale[seed_cols]
+    return R, w[top]
 
 
 def _as_rays(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -269,7 +280,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
             if background and time.perf_counter() < loop_deadline:
-                Rb, wb = _heaviest(*_as_rays(V, x, W_seed, prior), MOMENT_POOL_PER_SYMBOL * n)
+                Rb, wb = _heaviest_rays(V, x, W_seed, prior, MOMENT_POOL_PER_SYMBOL * n)
                 if bg is None:
                     try:
                         bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
@@ -337,7 +348,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["lower"] = max(state["lower"], base - rb.upper)
                 _progress_update(bar, best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
         if bg is not None:  # the background bound's result, in by the deadline (a proven design does not wait)
-            done = proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
+            done = proven_optimal(best.value, state["lower"] - float(prior @ prior))  # A criterion only
             mbg = bg.result(until=time.perf_counter() if done else deadline)
             state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
                                          if mbg is not None else {"error": bg.error})

@@ -52,24 +52,24 @@ ENV_SWITCH: str = "PML_DESIGN_BACKGROUND_BOUND"
 _ERROR_BYTES = 240
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="ascii") as fh:
+        return fh.read().strip()
+
+
 def _cpu_quota() -> float:
     """CPUs the cgroup (container) allows this process, ``inf`` when unlimited or unknown (v2 ``cpu.max``, v1 CFS)."""
-    for path, parse in (("/sys/fs/cgroup/cpu.max", lambda s: s.split()),
-                        ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", None)):
+    try:
+        quota, period = _read("/sys/fs/cgroup/cpu.max").split()[:2]
+    except (OSError, ValueError):
         try:
-            with open(path, encoding="ascii") as fh:
-                text = fh.read().strip()
-            if parse is not None:
-                quota, period = parse(text)[:2]
-            else:
-                with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us", encoding="ascii") as fh:
-                    quota, period = text, fh.read().strip()
-            if quota in ("max", "-1"):
-                return math.inf
-            return float(quota) / float(period)
-        except (OSError, ValueError):
-            continue
-    return math.inf
+            quota, period = _read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), _read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+        except OSError:
+            return math.inf
+    try:
+        return math.inf if quota in ("max", "-1") else float(quota) / float(period)
+    except ValueError:
+        return math.inf
 
 
 def available(time_limit: float) -> bool:
@@ -98,7 +98,7 @@ def available(time_limit: float) -> bool:
 
 class _Channel:
     """The memory the two processes share (no reference to the process or to :class:`BackgroundBound`, so that
-    nothing keeps it alive in a cycle): the offer buffer and its lock, the result numbers, an error text, an event."""
+    nothing keeps it alive in a cycle): the offer buffer and its lock, the result numbers, an error text."""
 
     def __init__(self, ctx, n: int, k: int, deadline: float):
         self.n, self.k, self.deadline = n, k, deadline
@@ -109,8 +109,7 @@ class _Channel:
         self.lock = ctx.Lock()
         self.out = ctx.RawArray("d", 3)  # rounds, relaxed, value (value last: every stored value is valid)
         self.out[:] = [0.0, math.nan, -math.inf]
-        self.err = ctx.RawArray("c", _ERROR_BYTES)
-        self.done = ctx.Event()
+        self.err = ctx.RawArray("c", _ERROR_BYTES)  # set whenever the child ends without a value
 
     def feed(self):
         """The latest offer not yet taken, or None (the child side of :meth:`BackgroundBound.offer`)."""
@@ -161,8 +160,6 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
             ch.err.value = b"no bound: no relaxed master was solved in time"
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which keeps its own bounds
         ch.err.value = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[: _ERROR_BYTES - 1]
-    finally:
-        ch.done.set()
 
 
 class BackgroundBound:
@@ -221,15 +218,13 @@ class BackgroundBound:
         ch = self._ch
         if not self._closed:  # the child exits right after its last report
             self._proc.join(timeout=max(min(self.deadline + 0.5, until) - time.perf_counter(), 0.0))
-        finished = ch.done.is_set()
         self.close()
         rounds, relaxed, value = (float(v) for v in ch.out)
-        if ch.err.value:
-            self.error = ch.err.value.decode("utf-8", "replace")
-        elif not finished and not math.isfinite(value):
-            self.error = "no result by the deadline"
-        if not math.isfinite(value):
+        if not math.isfinite(value):  # a child that ended says why; one that was stopped did not end
+            self.error = ch.err.value.decode("utf-8", "replace") or "no result by the deadline"
             return None
+        if ch.err.value:  # an error after a valid value: the value stands
+            self.error = ch.err.value.decode("utf-8", "replace")
         return MomentBound(value, relaxed, int(rounds), "background")
 
     def close(self) -> None:
