@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from .cell_lp import _down, _knapsack, _line_min, _line_min_any, _up, quad_max, quad_min  # noqa: F401
+
 __all__ = ["BallCells", "branch_and_bound", "quad_max"]
 
 #: Cells per axis of the first grid.
@@ -36,101 +38,8 @@ MAX_ROUNDS: int | None = None
 #: (Zipf N = 50, 600 rounds: upper bound 14.4 at factor 1, 6.1 at 16, 5.8 with no item branching; docs/design.md §7.1).
 ITEM_FACTOR: float = 16.0
 #: A cell is halved in the π-mass of U (π ≠ P̂) when that range's share of the level spread is this many times its
-#: relative (u, ρ) widths.
+#: relative (u, ρ, v) widths; otherwise along the widest of those three (v: P̂(V) over 1 − θ).
 S_FACTOR: float = 3.0
-
-
-def _up(z):
-    """``z`` raised by the rounding margin of a computed mass (relative 1e-12, absolute 1e-15): a widened upper end."""
-    return z * (1 + 1e-12) + 1e-15
-
-
-def _down(z):
-    """``z`` lowered by the same margin: a widened lower end."""
-    return z * (1 - 1e-12) - 1e-15
-
-
-def quad_max(d, w, lo, hi):
-    """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative)."""
-    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
-    out = np.maximum(vlo, vhi)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.clip(np.where(d < 0, w / (2.0 * d), lo), lo, hi)
-    return np.maximum(out, d * z * z - w * z)
-
-
-def quad_min(d, w, lo, hi):
-    """min of ``d z² − w z`` over ``z ∈ [lo, hi]``."""
-    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
-    out = np.minimum(vlo, vhi)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.clip(np.where(d > 0, w / (2.0 * d), lo), lo, hi)
-    return np.minimum(out, d * z * z - w * z)
-
-
-def _knapsack(vals: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Rows (cells × items): ``max Σ c_x z_x``, ``z ∈ [0, 1]^N`` (0 where not allowed), ``Σ m_x z_x ∈ [lo, hi]``.
-
-    The fractional knapsack (greedy by ``c_x/m_x``; mass-free items with ``c_x > 0`` always taken), −inf if empty;
-    an upper bound on the same problem over subsets.
-    """
-    pos = m > 0
-    free = np.where(allowed[:, ~pos] & (vals[:, ~pos] > 0), vals[:, ~pos], 0.0).sum(axis=1)
-    ok = allowed[:, pos]
-    c, mp = np.where(ok, vals[:, pos], 0.0), m[pos]
-    ratio = np.where(ok, c / mp, -np.inf)
-    order = np.argsort(-ratio, axis=1, kind="stable")
-    rs = np.take_along_axis(ratio, order, axis=1)
-    ms = np.where(np.isfinite(rs), mp[order], 0.0)
-    rs = np.where(np.isfinite(rs), rs, 0.0)
-    cm = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(ms, axis=1)], axis=1)
-    cv = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(rs * ms, axis=1)], axis=1)
-    peak = np.where(rs > 0, ms, 0.0).sum(axis=1)
-    total = cm[:, -1]
-    target = np.clip(peak, lo, np.minimum(hi, total))
-    j = np.minimum((cm[:, 1:] <= target[:, None]).sum(axis=1), mp.size)
-    rows = np.arange(c.shape[0])
-    nxt = np.where(j < mp.size, rs[rows, np.minimum(j, mp.size - 1)], 0.0)
-    val = cv[rows, j] + (target - cm[rows, j]) * nxt
-    return np.where(lo <= _up(total), val + free, -np.inf)
-
-
-def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """Rows: a minimiser ``t`` of ``σt + Σ_k max(α_k − t m_k, c_k)`` (``m ≥ 0``; ``±inf`` entries allowed).
-
-    Convex and piecewise linear with kinks at ``(α_k − c_k)/m_k``; its right slope at ``t`` is
-    ``σ − Σ_{kinks > t} m_k``, so the first kink (or 0) with a non-negative right slope is a minimiser. When the
-    function is unbounded below, the last finite candidate is returned (any ``t`` gives a valid dual value).
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        key = (alpha - c) / m
-    use = (m > 0) & ~np.isnan(key)
-    key = np.concatenate([np.where(use, key, -np.inf), np.zeros((key.shape[0], 1))], axis=1)
-    mass = np.concatenate([np.where(use, m, 0.0), np.zeros((key.shape[0], 1))], axis=1)
-    order = np.argsort(key, axis=1)  # ties in any order: every kink of a tie is the same point
-    ks, ms = np.take_along_axis(key, order, axis=1), np.take_along_axis(mass, order, axis=1)
-    after = ms.sum(axis=1, keepdims=True) - np.cumsum(ms, axis=1)  # mass of the kinks sorted after k
-    finite = np.isfinite(ks)
-    good = finite & (sigma[:, None] - after >= 0)
-    last = (ks < np.inf).sum(axis=1) - 1
-    j = np.where(good.any(axis=1), np.argmax(good, axis=1), last)
-    return ks[np.arange(ks.shape[0]), j]
-
-
-def _line_min_any(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """:func:`_line_min` with slopes ``m`` of either sign.
-
-    A term with ``m < 0`` is ``max(α − tm, c) = (α + t|m|) + max(c − α − t|m|, 0)``: a slope ``|m|`` added to σ and
-    a term of the same form with ``α' = c − α``, ``c' = 0``; a term whose option is not allowed (``α = −inf``) is
-    the constant ``c`` (slope 0). Only the minimiser is returned, so the dropped constants do not matter.
-    """
-    m = np.where(np.isneginf(alpha), 0.0, m)
-    neg = m < 0
-    with np.errstate(invalid="ignore"):
-        alpha2 = np.where(neg, c - alpha, alpha)
-    c2 = np.where(neg, 0.0, c)
-    sigma2 = sigma + np.where(neg, -m, 0.0).sum(axis=1)
-    return _line_min(alpha2, c2, np.abs(m), sigma2)
 
 
 class BallCells:
@@ -181,14 +90,16 @@ class BallCells:
         """Smallest mass with ``h = hv ≥ 0``."""
         return self.beta / 2.0 + (np.asarray(hv, dtype=float) + 1.0) / self.e
 
-    def geometry(self, ulo, uhi, rlo, rhi, full, slc=None, shc=None):
+    def geometry(self, ulo, uhi, rlo, rhi, full, slc=None, shc=None, vlc=None, vhc=None):
         """Per cell: ρ range, ``P̂(V)`` range, π-mass bounds ``(s_lo, s_hi)`` of U and ``(ω_lo, ω_hi)`` of V∖U.
 
         Proper cells are boxes in ``(u, ρ)``, ``ρ = −h_U/(h_V − h_U) = b/a`` (this resolves the corner
         ``u, v → θ`` where ρ takes every value); then ``h_V = −h_U (1 − ρ)/ρ`` bounds ``v``. Cells with V = everything
         have ``h_V = e^ε − 1`` and ρ follows from ``u``. When π ≠ P̂ a cell may also bound the π-mass of U,
         ``s ∈ [slc, shc]`` (the third axis: ``u`` alone leaves ``s`` a knapsack range, wide when π smooths rare
-        symbols); ``s_lo > s_hi`` marks an empty cell.
+        symbols); ``s_lo > s_hi`` marks an empty cell. A proper cell may also bound ``v ∈ [vlc, vhc]`` (the corner
+        ``u → θ``, ``ρ → 0``, where ``h_V = −h_U(1 − ρ)/ρ`` is a ratio of two vanishing numbers and ``v`` spreads
+        however small the box); ``ρ = −h_U/(h_V − h_U)`` then also follows from the ``v`` range.
         """
         mu_lo, mu_hi = -np.minimum(self.h(uhi), 0.0), -self.h(ulo)  # −h_U ∈ [mu_lo, mu_hi]
         ef = self.e - 1.0
@@ -201,6 +112,15 @@ class BallCells:
         vhi = np.where(full, 1.0, np.minimum(self.hinv(np.clip(hv_hi, 0.0, h1)), 1.0))
         rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
         rmax = np.where(full, mu_hi / (ef + mu_hi), rhi)
+        if vlc is not None:  # ρ = μ/(h_V + μ) rises with μ = −h_U and falls with h_V (widened: still valid)
+            vlo, vhi = np.where(full, vlo, np.maximum(vlo, vlc)), np.where(full, vhi, np.minimum(vhi, vhc))
+            hvl, hvh = np.maximum(self.h(vlo), 0.0), np.maximum(self.h(vhi), 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r_lo = np.where(hvh + mu_lo > 0, mu_lo / (hvh + mu_lo), 0.0)
+                r_hi = np.where(hvl + mu_hi > 0, mu_hi / (hvl + mu_hi), 1.0)
+            rmin = np.where(full, rmin, np.maximum(rmin, np.nan_to_num(r_lo, nan=0.0) * (1 - 1e-9)))
+            rmax = np.where(full, rmax, np.minimum(rmax, np.nan_to_num(r_hi, nan=1.0) * (1 + 1e-9) + 1e-300))
+            feasible = feasible & (full | (vlo <= _up(vhi)) & (rmin <= rmax))
         slo, shi = self._smin(ulo), self._smax(uhi)
         if slc is not None:
             slo, shi = np.maximum(slo, slc), np.minimum(shi, shc)
@@ -219,18 +139,18 @@ class BallCells:
             masks.append(m)
         return masks
 
-    def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> np.ndarray:
+    def bounds(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None, vlc=None, vhc=None) -> np.ndarray:
         """Upper bounds of the separable value over the rays of each cell (module docstring, step 3).
 
         The smaller of two valid bounds on the same per-item level intervals (:meth:`items`): the two independent
         fractional knapsacks of :meth:`knapsack_bounds` and the Lagrangian dual of the three-choice assignment LP
         that keeps ``U ⊂ V`` (:meth:`dual_bounds`).
         """
-        it = self.items(ulo, uhi, rlo, rhi, full, depth, codes, slc, shc)
+        it = self.items(ulo, uhi, rlo, rhi, full, depth, codes, slc, shc, vlc, vhc)
         out = np.minimum(self.knapsack_bounds(it), self.dual_bounds(it))
         return np.where(it["feas"], out, -np.inf)
 
-    def items(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> dict:
+    def items(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None, vlc=None, vhc=None) -> dict:
         """Per cell and item, the value bounds shared by both cell bounds.
 
         ``A = 1/(s + ρω)`` falls with s, ρ, ω and ``B = ρ/(s + ρω)`` rises with ρ and falls with s, ω; when V is
@@ -243,7 +163,7 @@ class BallCells:
         """
         fu, fw, fo = self.fixed(depth, codes)
         uF, wF, sF, oF = fu @ self.p, fw @ self.p, fu @ self.pi, fw @ self.pi
-        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc)
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc, vlc, vhc)
         feas = feas & (sF <= _up(shi)) & (slo <= _up(shi))
         feas = feas & (uF <= _up(uhi)) & ~(full & fo.any(axis=1))
         feas = feas & (full | (uF + wF <= _up(vhi)))
@@ -384,9 +304,9 @@ class BallCells:
         empty |= slo > _up(np.minimum(shi, np.where(in_u, pis, 0.0).sum(axis=1)))
         return np.where(it["bad"], np.inf, np.where(empty, -np.inf, best))
 
-    def rays(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None) -> np.ndarray:
+    def rays(self, ulo, uhi, rlo, rhi, full, depth, codes, slc=None, shc=None, vlc=None, vhc=None) -> np.ndarray:
         """Actual normalised rays (columns) built greedily around cells (heuristic incumbents)."""
-        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc)
+        feas, rmin, rmax, vlo, vhi, slo, shi, olo, ohi = self.geometry(ulo, uhi, rlo, rhi, full, slc, shc, vlc, vhc)
         fu, fw, fo = self.fixed(depth, codes)
         n = self.p.size
         cols = []
@@ -500,7 +420,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
     c["depth"] = np.zeros(c["ulo"].size, int)
     c["codes"] = np.zeros((c["ulo"].size, max(cone.branch.size, 1)), np.int8)
     c["slc"], c["shc"] = np.zeros(c["ulo"].size), np.full(c["ulo"].size, np.inf)
-    keys = ("ulo", "uhi", "rlo", "rhi", "full", "depth", "codes", "slc", "shc")
+    c["vlc"], c["vhc"] = np.zeros(c["ulo"].size), np.full(c["ulo"].size, np.inf)
+    keys = ("ulo", "uhi", "rlo", "rhi", "full", "depth", "codes", "slc", "shc", "vlc", "vhc")
 
     def evaluate(cc):
         return cone.bounds(*(cc[k] for k in keys))
@@ -531,7 +452,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         k = min(BATCH, ub.size)
         pick = np.argpartition(-ub, k - 1)[:k]
         P = {key: v[pick] for key, v in c.items()}
-        geo = cone.geometry(P["ulo"], P["uhi"], P["rlo"], P["rhi"], P["full"], P["slc"], P["shc"])
+        geo = cone.geometry(*(P[k] for k in ("ulo", "uhi", "rlo", "rhi", "full", "slc", "shc", "vlc", "vhc")))
         wmass = np.maximum(P["uhi"] - P["ulo"], np.where(P["full"], 0.0, geo[4] - geo[3]))
         can = P["depth"] < cone.branch.size
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
@@ -539,24 +460,31 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         item = can & (nxt >= ITEM_FACTOR * wmass)
         wu = (P["uhi"] - P["ulo"]) / max(th, 1e-300)
         wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
+        # P̂(V) (proper cells): near u → θ, ρ → 0 it spreads however small the (u, ρ) box (self-similar cells: on
+        # Zipf 50, ε = 4, the top cells had u- and ρ-widths of 1e-15 and a v-width of 0.0035 after 100 000 cells)
+        wv = np.where(P["full"], 0.0, (geo[4] - geo[3]) / max(1.0 - th, 1e-300))
         # the π-mass of U (π ≠ P̂ only): its share of the spread of the level A = 1/(s + ρω), split when it
         # dominates the (u, ρ) widths by S_FACTOR
         slo, shi, olo = geo[5], geo[6], geo[7]
         with np.errstate(divide="ignore", invalid="ignore"):
             ws = np.nan_to_num((shi - slo) / (shi + geo[1] * olo), nan=0.0, posinf=0.0)
-        ws = np.where(~cone.pi_mass | (shi <= slo), 0.0, ws)
-        if not item.any() and max(wu.max(), wr.max(), ws.max()) < 1e-13:
+        ws = np.where((shi <= slo) | (not cone.pi_mass), 0.0, ws)  # (`~` on a Python bool is -2: truthy)
+        if not item.any() and max(wu.max(), wr.max(), ws.max(), wv.max()) < 1e-13:
             break
         children = []
         geo_cells = {key: v[~item] for key, v in P.items()}
         if geo_cells["ulo"].size:
-            ss = (ws >= S_FACTOR * np.maximum(wu, wr))[~item]
-            su = (wu >= wr)[~item] & ~ss
-            sr = ~su & ~ss
+            ss = (ws >= S_FACTOR * np.maximum(np.maximum(wu, wr), wv))[~item]
+            sv = (wv > np.maximum(wu, wr))[~item] & ~ss
+            su = (wu >= wr)[~item] & ~ss & ~sv
+            sr = ~su & ~ss & ~sv
             mu = 0.5 * (geo_cells["ulo"] + geo_cells["uhi"])
             mr = 0.5 * (geo_cells["rlo"] + geo_cells["rhi"])
             ms = 0.5 * (slo + shi)[~item]
+            mv = 0.5 * (geo[3] + geo[4])[~item]
             left, right = dict(geo_cells), dict(geo_cells)
+            left["vhc"] = np.where(sv, mv, geo_cells["vhc"])
+            right["vlc"] = np.where(sv, mv, geo_cells["vlc"])
             left["uhi"] = np.where(su, mu, geo_cells["uhi"])
             right["ulo"] = np.where(su, mu, geo_cells["ulo"])
             left["rhi"] = np.where(sr, mr, geo_cells["rhi"])

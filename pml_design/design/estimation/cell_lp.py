@@ -1,0 +1,105 @@
+"""The per-cell primitives of :mod:`.bound_cells`: rounding margins, a quadratic's extremes on an interval, the
+fractional knapsack and the exact line search of the three-choice dual.
+
+Implements: the pieces of the cell bound of docs/design.md §7.1 (step 3) that know nothing of cells: each is an
+exact computation (or a bound) on arrays of rows, broadcast over cells and items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["quad_max", "quad_min"]
+
+
+def _up(z):
+    """``z`` raised by the rounding margin of a computed mass (relative 1e-12, absolute 1e-15): a widened upper end."""
+    return z * (1 + 1e-12) + 1e-15
+
+
+def _down(z):
+    """``z`` lowered by the same margin: a widened lower end."""
+    return z * (1 - 1e-12) - 1e-15
+
+
+def quad_max(d, w, lo, hi):
+    """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative)."""
+    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
+    out = np.maximum(vlo, vhi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.clip(np.where(d < 0, w / (2.0 * d), lo), lo, hi)
+    return np.maximum(out, d * z * z - w * z)
+
+
+def quad_min(d, w, lo, hi):
+    """min of ``d z² − w z`` over ``z ∈ [lo, hi]``."""
+    vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
+    out = np.minimum(vlo, vhi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.clip(np.where(d > 0, w / (2.0 * d), lo), lo, hi)
+    return np.minimum(out, d * z * z - w * z)
+
+
+def _knapsack(vals: np.ndarray, m: np.ndarray, lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Rows (cells × items): ``max Σ c_x z_x``, ``z ∈ [0, 1]^N`` (0 where not allowed), ``Σ m_x z_x ∈ [lo, hi]``.
+
+    The fractional knapsack (greedy by ``c_x/m_x``; mass-free items with ``c_x > 0`` always taken), −inf if empty;
+    an upper bound on the same problem over subsets.
+    """
+    pos = m > 0
+    free = np.where(allowed[:, ~pos] & (vals[:, ~pos] > 0), vals[:, ~pos], 0.0).sum(axis=1)
+    ok = allowed[:, pos]
+    c, mp = np.where(ok, vals[:, pos], 0.0), m[pos]
+    ratio = np.where(ok, c / mp, -np.inf)
+    order = np.argsort(-ratio, axis=1, kind="stable")
+    rs = np.take_along_axis(ratio, order, axis=1)
+    ms = np.where(np.isfinite(rs), mp[order], 0.0)
+    rs = np.where(np.isfinite(rs), rs, 0.0)
+    cm = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(ms, axis=1)], axis=1)
+    cv = np.concatenate([np.zeros((c.shape[0], 1)), np.cumsum(rs * ms, axis=1)], axis=1)
+    peak = np.where(rs > 0, ms, 0.0).sum(axis=1)
+    total = cm[:, -1]
+    target = np.clip(peak, lo, np.minimum(hi, total))
+    j = np.minimum((cm[:, 1:] <= target[:, None]).sum(axis=1), mp.size)
+    rows = np.arange(c.shape[0])
+    nxt = np.where(j < mp.size, rs[rows, np.minimum(j, mp.size - 1)], 0.0)
+    val = cv[rows, j] + (target - cm[rows, j]) * nxt
+    return np.where(lo <= _up(total), val + free, -np.inf)
+
+
+def _line_min(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """Rows: a minimiser ``t`` of ``σt + Σ_k max(α_k − t m_k, c_k)`` (``m ≥ 0``; ``±inf`` entries allowed).
+
+    Convex and piecewise linear with kinks at ``(α_k − c_k)/m_k``; its right slope at ``t`` is
+    ``σ − Σ_{kinks > t} m_k``, so the first kink (or 0) with a non-negative right slope is a minimiser. When the
+    function is unbounded below, the last finite candidate is returned (any ``t`` gives a valid dual value).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = (alpha - c) / m
+    use = (m > 0) & ~np.isnan(key)
+    key = np.concatenate([np.where(use, key, -np.inf), np.zeros((key.shape[0], 1))], axis=1)
+    mass = np.concatenate([np.where(use, m, 0.0), np.zeros((key.shape[0], 1))], axis=1)
+    order = np.argsort(key, axis=1)  # ties in any order: every kink of a tie is the same point
+    ks, ms = np.take_along_axis(key, order, axis=1), np.take_along_axis(mass, order, axis=1)
+    after = ms.sum(axis=1, keepdims=True) - np.cumsum(ms, axis=1)  # mass of the kinks sorted after k
+    finite = np.isfinite(ks)
+    good = finite & (sigma[:, None] - after >= 0)
+    last = (ks < np.inf).sum(axis=1) - 1
+    j = np.where(good.any(axis=1), np.argmax(good, axis=1), last)
+    return ks[np.arange(ks.shape[0]), j]
+
+
+def _line_min_any(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """:func:`_line_min` with slopes ``m`` of either sign.
+
+    A term with ``m < 0`` is ``max(α − tm, c) = (α + t|m|) + max(c − α − t|m|, 0)``: a slope ``|m|`` added to σ and
+    a term of the same form with ``α' = c − α``, ``c' = 0``; a term whose option is not allowed (``α = −inf``) is
+    the constant ``c`` (slope 0). Only the minimiser is returned, so the dropped constants do not matter.
+    """
+    m = np.where(np.isneginf(alpha), 0.0, m)
+    neg = m < 0
+    with np.errstate(invalid="ignore"):
+        alpha2 = np.where(neg, c - alpha, alpha)
+    c2 = np.where(neg, 0.0, c)
+    sigma2 = sigma + np.where(neg, -m, 0.0).sum(axis=1)
+    return _line_min(alpha2, c2, np.abs(m), sigma2)
