@@ -139,3 +139,24 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="weights"):
         MB.moment_bound(uset, 1.0, np.array([0.5, 0.3, 0.2]), np.eye(3), deadline=time.perf_counter() + 1,
                         weights=np.ones(2))
+
+
+def test_rays_just_added_stay_in_the_pool(monkeypatch, no_enumeration):
+    """The rays a round adds are kept for :data:`KEEP_ROUNDS` rounds whatever their weight. Pruning by weight alone
+    let the relaxed master cycle on an optimal face: the rays found at one point are slack (weight ~1e-12) at the
+    next, were dropped, and the master went back (an Adult ε = 4 design: 80 rounds at 1.3743, alternating)."""
+    pools = []
+    master = MB._master
+
+    def record(R, *args):
+        pools.append({tuple(np.round(c, 12)) for c in R.T})
+        return master(R, *args)
+
+    monkeypatch.setattr(MB, "_master", record)
+    uset, p, eps = _cases()[0]
+    MB.moment_bound(uset, eps, p, pml.grr(p.size, eps).matrix, deadline=time.perf_counter() + 2.0)
+    added = [(t, pools[t] - pools[t - 1]) for t in range(1, len(pools)) if pools[t] - pools[t - 1]]
+    assert added  # the poor start makes the rounds add rays
+    for t, new in added:
+        for later in pools[t + 1: t + MB.KEEP_ROUNDS]:
+            assert new <= later
