@@ -160,3 +160,24 @@ def test_rays_just_added_stay_in_the_pool(monkeypatch, no_enumeration):
     for t, new in added:
         for later in pools[t + 1: t + MB.KEEP_ROUNDS]:
             assert new <= later
+
+
+def test_a_later_run_starts_from_the_last_pool(monkeypatch, no_enumeration):
+    """``MomentBound.pool`` (the last pool's rays of positive weight, normalised) enters the first pool of a later run
+    through ``keep`` (the background bound's segments carry their cuts over); the bound stays valid."""
+    uset, p, eps, res = enumerated_optima()[0]
+    first = MB.moment_bound(uset, eps, p, pml.grr(p.size, eps).matrix, deadline=time.perf_counter() + 1.0)
+    assert first.pool is not None and first.pool.shape[0] == p.size and first.pool.shape[1] > 0
+    assert np.allclose(p @ first.pool, 1.0)
+    pools = []
+    master = MB._master
+
+    def record(R, *args):
+        pools.append(R.copy())
+        return master(R, *args)
+
+    monkeypatch.setattr(MB, "_master", record)
+    again = MB.moment_bound(uset, eps, p, res.matrix, deadline=time.perf_counter() + 1.0, keep=first.pool)
+    start = {tuple(np.round(c, 12)) for c in pools[0].T}
+    assert {tuple(np.round(c, 12)) for c in first.pool.T} <= start
+    assert again.value <= res.utility * (1 + 1e-7)

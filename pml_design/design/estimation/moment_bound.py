@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -77,12 +77,14 @@ KEEP_ROUNDS: int = 8
 @dataclass(frozen=True)
 class MomentBound:
     """``value ≤`` the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone; ``relaxed`` estimates the relaxed master's
-    optimum over its last pool (a ceiling of this bound, not a bound)."""
+    optimum over its last pool (a ceiling of this bound, not a bound); ``pool`` holds that pool's rays of positive
+    weight (the cuts a later run may start from, ``moment_bound(..., keep=...)``)."""
 
     value: float
     relaxed: float
     rounds: int
     method: str
+    pool: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 def frame(pi: np.ndarray) -> np.ndarray:
@@ -261,6 +263,7 @@ def moment_bound(
     rtol: float = 1e-3,
     weights: np.ndarray | None = None,
     on_best: Callable[[MomentBound], None] | None = None,
+    keep: np.ndarray | None = None,
 ) -> MomentBound:
     """A valid lower bound on the optimal A error ``tr F⁻¹ − ‖π‖²`` over the cone ``K(ε, 𝒫)`` (module docstring).
 
@@ -285,6 +288,9 @@ def moment_bound(
         The design's weights on ``rays`` (then normalised): the pool starts from the heaviest of them.
     on_best : callable, optional
         Called with the bound so far each time it rises (a caller that cannot wait gets a valid value early).
+    keep : numpy.ndarray, shape (N, J), optional
+        Cone points added to the first pool beyond the ``rays`` it takes (e.g. :attr:`MomentBound.pool` of an earlier
+        run on the same set: its cuts); like ``rays``, they only steer.
 
     Returns
     -------
@@ -294,11 +300,14 @@ def moment_bound(
     pi, R = _validated_rays(uset, prior, rays, weights)
     pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
     R = R[:, :pool]
+    if keep is not None and np.size(keep):
+        R = np.hstack([R, _validated_rays(uset, pi, keep, None)[1]])
     A0, r2_max = _dual_setup(uset, epsilon, pi)
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)
     exact = False  # price at the master's own multipliers (no smoothing) after a mispricing
+    last_pool = None  # the rays of positive weight in the last pool solved
     solved, new = None, None  # the last pool solved, and the rays added to it since
     age = np.full(R.shape[1], KEEP_ROUNDS)  # rounds since each pool ray entered (the start's: old)
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
@@ -313,6 +322,7 @@ def moment_bound(
             break
         solved, solved_age = R, age
         relaxed, theta, gm, num = sol
+        last_pool = R[:, theta > 1e-12 * theta.max()]
         g, nu = gm, num
         rounds += 1
         if best_point is not None and not exact:  # Wentges smoothing (Q stays positive definite: linear in g)
@@ -326,7 +336,7 @@ def moment_bound(
             if on_best is not None:
                 on_best(MomentBound(float(best), float(relaxed), rounds, method))
         if value >= relaxed - rtol * abs(relaxed):
-            return MomentBound(float(best), float(relaxed), rounds, method)
+            return MomentBound(float(best), float(relaxed), rounds, method, last_pool)
         # only rays that improve the master enter its pool (priced at a smoothed point, some may not)
         if found.size:
             found = found[:, (gm[:, None] * found * found).sum(axis=0) - num @ found > 1e-9 * max(abs(relaxed), 1.0)]
@@ -353,4 +363,4 @@ def moment_bound(
             best, method, best_point = value, how, (g, nu)
             if on_best is not None:
                 on_best(MomentBound(float(best), float(relaxed), rounds, method))
-    return MomentBound(float(best), float(relaxed), rounds, method)
+    return MomentBound(float(best), float(relaxed), rounds, method, last_pool)

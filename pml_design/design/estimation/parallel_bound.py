@@ -45,6 +45,8 @@ SEGMENTS: int = 3
 #: Above this alphabet the child runs one segment: a relaxed master costs ~10 s at N = 300, so a restart throws most
 #: of the work away (Zipf 300, ε = 1, 60 s: proven gap 63 % with one segment, 69 % with two, 83 % with three).
 SEGMENTS_MAX_N: int = 150
+#: Each segment also starts from the previous segment's last pool (its cuts), not only from the design's latest rays.
+CARRY: bool = True
 #: Switch (for experiments and for machines shared with other work); the environment variable
 #: ``PML_DESIGN_BACKGROUND_BOUND=0`` turns it off too.
 ENABLED: bool = True
@@ -144,6 +146,7 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
         from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
         segments = SEGMENTS if ch.n <= SEGMENTS_MAX_N else 1
+        carry = None
         with threadpool_limits(1):
             for seg in range(segments):
                 left = ch.deadline - time.perf_counter()
@@ -154,8 +157,9 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
                     if fed is not None:
                         rays, weights = fed
                 mb = moment_bound(uset, epsilon, prior, rays, deadline=time.perf_counter() + left / (segments - seg),
-                                  weights=weights, on_best=ch.report)
+                                  weights=weights, on_best=ch.report, keep=carry if CARRY else None)
                 ch.report(mb)
+                carry = mb.pool
         if not math.isfinite(ch.out[2]):
             ch.err.value = b"no bound: no relaxed master was solved in time"
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which keeps its own bounds
