@@ -348,3 +348,39 @@ def test_branch_and_bound_splits_cells_in_pi_mass_and_in_v():
     slc, shc, vlc, vhc = (np.concatenate(z) for z in zip(*seen))
     assert np.isfinite(shc).any() and (slc > 0).any()
     assert np.isfinite(vhc).any() and (vlc > 0).any()
+
+
+def test_a_ray_next_to_theta_is_not_lost_by_the_v_narrowing_of_rho():
+    """A review's reproducer: a symbol of mass 6.5e-13 in V∖U puts u and v on either side of θ (h_U = −1.4e-12,
+    h_V = 1.7e-13), so a one-ulp rounding of P̂(V) moves ρ = −h_U/(h_V − h_U) by far more than a relative margin. The
+    narrowing of ρ from the v range declared the cells holding that ray empty (−inf); it now uses widened masses."""
+    from fractions import Fraction as Fr
+
+    p = np.array([6.521940357610884e-13, 0.46355020072031844, 0.3360968544654195, 0.13380078722444252,
+                  0.06655215758916737])
+    pi = np.array([0.011764705882966771, 0.4480472477367703, 0.32809115714392423, 0.1376948585641812,
+                   0.07440203067215753])
+    beta, eps = 0.4904238232867282, 0.8706215426673858
+    d = np.array([1.2068179797631187, 0.46249969590973705, 2.195031436709108, 0.6437446233611256,
+                  0.09232727672190433])
+    w = np.array([-6.666576465105658, -2.542855880751333, -2.6282681572568496, 1.1085050607845892,
+                  -2.7519844280193664])
+    e = Fr(math.exp(eps))
+    U, V = [1, 3, 4], [0, 1, 3, 4]
+    u, v = sum(Fr(p[i]) for i in U), sum(Fr(p[i]) for i in V)
+    h = lambda m: e * max(Fr(0), m - Fr(beta) / 2) - 1  # noqa: E731 - exact arithmetic
+    hu, hv = h(u), h(v)
+    rho = -hu / (hv - hu)
+    c = [(hv - hu) if i in U else (-hu if i in V else Fr(0)) for i in range(5)]
+    r = [x / sum(Fr(pi[i]) * c[i] for i in range(5)) for x in c]
+    phi = float(sum(Fr(d[i]) * r[i] * r[i] - Fr(w[i]) * r[i] for i in range(5)))
+    cone = BallCells(p, beta, eps, pi, d, w, None, None)
+    one = lambda x: np.array([x])  # noqa: E731
+    uf, rf = float(u), float(rho)
+    for k in (1, 4):
+        for rel in (1e-9, 1e-5):
+            ulo, uhi = uf - k * np.spacing(uf), uf + k * np.spacing(uf)
+            assert Fr(ulo) <= u <= Fr(uhi) and Fr(rf * (1 - rel)) <= rho <= Fr(rf * (1 + rel))
+            cell = (one(ulo), one(uhi), one(rf * (1 - rel)), one(rf * (1 + rel)), one(False), one(0),
+                    np.zeros((1, 5), np.int8))
+            assert cone.bounds(*cell, one(0.0), one(np.inf), one(0.0), one(np.inf))[0] >= phi - 1e-9 * abs(phi)

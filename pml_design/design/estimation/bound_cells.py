@@ -112,12 +112,16 @@ class BallCells:
         vhi = np.where(full, 1.0, np.minimum(self.hinv(np.clip(hv_hi, 0.0, h1)), 1.0))
         rmin = np.where(full, mu_lo / (ef + mu_lo), rlo)
         rmax = np.where(full, mu_hi / (ef + mu_hi), rhi)
-        if vlc is not None:  # ρ = μ/(h_V + μ) rises with μ = −h_U and falls with h_V (widened: still valid)
+        if vlc is not None:  # ρ = μ/(h_V + μ) rises with μ = −h_U and falls with h_V
             vlo, vhi = np.where(full, vlo, np.maximum(vlo, vlc)), np.where(full, vhi, np.minimum(vhi, vhc))
-            hvl, hvh = np.maximum(self.h(vlo), 0.0), np.maximum(self.h(vhi), 0.0)
+            # at widened masses: near θ both h are tiny, and a rounding of P̂(V) (vhi from hinv can fall an ulp
+            # below a ray's) moves ρ far more than any relative margin (a review: a symbol of mass 6.5e-13 in
+            # V∖U, h_U = −1.4e-12, h_V = 1.7e-13, declared the cell holding that ray empty)
+            hvl, hvh = np.maximum(self.h(_down(vlo)), 0.0), np.maximum(self.h(_up(vhi)), 0.0)
+            m_lo, m_hi = -np.minimum(self.h(_up(uhi)), 0.0), -self.h(_down(ulo))
             with np.errstate(divide="ignore", invalid="ignore"):
-                r_lo = np.where(hvh + mu_lo > 0, mu_lo / (hvh + mu_lo), 0.0)
-                r_hi = np.where(hvl + mu_hi > 0, mu_hi / (hvl + mu_hi), 1.0)
+                r_lo = np.where(hvh + m_lo > 0, m_lo / (hvh + m_lo), 0.0)
+                r_hi = np.where(hvl + m_hi > 0, m_hi / (hvl + m_hi), 1.0)
             rmin = np.where(full, rmin, np.maximum(rmin, np.nan_to_num(r_lo, nan=0.0) * (1 - 1e-9)))
             rmax = np.where(full, rmax, np.minimum(rmax, np.nan_to_num(r_hi, nan=1.0) * (1 + 1e-9) + 1e-300))
             feasible = feasible & (full | (vlo <= _up(vhi)) & (rmin <= rmax))
