@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .cell_lp import _down, _knapsack, _line_min, _line_min_any, _up, quad_max, quad_min  # noqa: F401
+from .cell_lp import _down, _knapsack, _line_min, _line_min_any, _up, quad_max, quad_min
 
 __all__ = ["BallCells", "branch_and_bound", "quad_max"]
 
@@ -457,7 +457,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         pick = np.argpartition(-ub, k - 1)[:k]
         P = {key: v[pick] for key, v in c.items()}
         geo = cone.geometry(*(P[k] for k in ("ulo", "uhi", "rlo", "rhi", "full", "slc", "shc", "vlc", "vhc")))
-        wmass = np.maximum(P["uhi"] - P["ulo"], np.where(P["full"], 0.0, geo[4] - geo[3]))
+        vwidth = np.where(P["full"], 0.0, geo[4] - geo[3])  # P̂(V) range (proper cells)
+        wmass = np.maximum(P["uhi"] - P["ulo"], vwidth)
         can = P["depth"] < cone.branch.size
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
                        if cone.branch.size else 0.0, 0.0)
@@ -466,7 +467,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
         # P̂(V) (proper cells): near u → θ, ρ → 0 it spreads however small the (u, ρ) box (self-similar cells: on
         # Zipf 50, ε = 4, the top cells had u- and ρ-widths of 1e-15 and a v-width of 0.0035 after 100 000 cells)
-        wv = np.where(P["full"], 0.0, (geo[4] - geo[3]) / max(1.0 - th, 1e-300))
+        wv = vwidth / max(1.0 - th, 1e-300)
         # the π-mass of U (π ≠ P̂ only): its share of the spread of the level A = 1/(s + ρω), split when it
         # dominates the (u, ρ) widths by S_FACTOR
         slo, shi, olo = geo[5], geo[6], geo[7]

@@ -326,7 +326,8 @@ def moment_bound(
             break
         solved, solved_age = R, age
         relaxed, theta, gm, num = sol
-        last_pool = R[:, theta > 1e-12 * theta.max()]
+        live = theta > 1e-12 * theta.max()
+        last_pool = R[:, live]
         g, nu = gm, num
         rounds += 1
         if best_point is not None and not exact:  # Wentges smoothing (Q stays positive definite: linear in g)
@@ -350,10 +351,10 @@ def moment_bound(
             exact = True
             continue
         exact = False
-        keep = np.argsort(-theta)[:pool]
-        keep = np.union1d(keep[theta[keep] > 1e-12 * theta.max()], np.flatnonzero(age < KEEP_ROUNDS))
-        R, new = np.hstack([R[:, keep], found]), found
-        age = np.concatenate([age[keep] + 1, np.zeros(found.shape[1], int)])
+        stay = np.argsort(-theta)[:pool]  # (not ``keep``: that is the caller's extra rays)
+        stay = np.union1d(stay[live[stay]], np.flatnonzero(age < KEEP_ROUNDS))
+        R, new = np.hstack([R[:, stay], found]), found
+        age = np.concatenate([age[stay] + 1, np.zeros(found.shape[1], int)])
     # the final pricing: a branch and bound until the deadline at the best multipliers; one that closes early (its
     # bound meets its best ray: that point's exact dual value) leaves the time to the next best (a short pricing
     # ranks them poorly: on an Adult design the best short value's point closed at 78.0, the second best's at 84.2)
