@@ -211,6 +211,33 @@ def test_stalled_rounds_follow_the_same_path_whatever_the_time_limit(monkeypatch
     assert runs[60.0, 7] <= runs[60.0, 4] * (1 + 1e-12)
 
 
+def test_a_stalled_search_searches_again_larger(monkeypatch):
+    """A round whose three-level search finds no improving column searches again with 4× the random starts (and
+    2× the work), and later rounds keep the larger search: the cheap search stalls where heavier ones still find
+    columns (Adult ε = 4, 300 s: the run stopped at 251 s). Here the search is blinded below 32 starts, so without
+    the escalation the first round would stall."""
+    from pml_design.design.estimation import api
+
+    zipf = 1 / np.arange(1, 21) ** 1.1
+    zipf /= zipf.sum()
+    ball, util = pml.L1Ball(zipf, 0.4), pml.FrequencyEstimation()
+    seen = []
+    nested = api.nested_pricing
+
+    def blind(*args, **kwargs):
+        seen.append((kwargs["restarts"], kwargs["work"]))
+        out = nested(*args, **kwargs)
+        return out if kwargs["restarts"] >= 4 * api.NESTED_RESTARTS else out[:, :0]
+
+    monkeypatch.setattr(api, "local_pricing", lambda *a, **k: np.zeros((20, 0)))
+    monkeypatch.setattr(api, "nested_pricing", blind)
+    res = design_frequency_estimation(ball, 1.0, util, zipf, time_limit=8.0, max_iter=4)
+    assert res.info["iterations"] == 4 and res.info["search_escalations"] == 1
+    base = max(api.NESTED_WORK // 20, 1)
+    assert seen[:2] == [(api.NESTED_RESTARTS, base), (4 * api.NESTED_RESTARTS, 2 * base)]
+    assert all(r == 4 * api.NESTED_RESTARTS for r, _ in seen[2:])  # the larger search is kept
+
+
 def test_a_max_iter_stop_returns_early_with_a_bound():
     """Stopping at max_iter does not spend the rest of the time limit on the bound (it took the whole limit): the
     bound gets its usual share (15 % of 20 s), and it is still finite and below the design."""
