@@ -181,3 +181,15 @@ def test_a_later_run_starts_from_the_last_pool(monkeypatch, no_enumeration):
     start = {tuple(np.round(c, 12)) for c in pools[0].T}
     assert {tuple(np.round(c, 12)) for c in first.pool.T} <= start
     assert again.value <= res.utility * (1 + 1e-7)
+
+
+def test_pools_of_the_wrong_shape_are_refused_by_name():
+    """A transposed or mis-sized pool (``rays`` or ``keep``) is a clear ValueError naming the argument, not rays
+    reshaped into garbage."""
+    uset, p, eps, res = enumerated_optima()[0]
+    n = p.size
+    R = pml.grr(n, eps).matrix
+    with pytest.raises(ValueError, match=r"keep must have shape \(N, K\)"):
+        MB.moment_bound(uset, eps, p, R, deadline=time.perf_counter() + 0.1, keep=np.ones((2 * n, 3)))
+    with pytest.raises(ValueError, match=r"rays must have shape \(N, K\)"):
+        MB.moment_bound(uset, eps, p, np.ones((n + 1, 2 * (n + 1))), deadline=time.perf_counter() + 0.1)

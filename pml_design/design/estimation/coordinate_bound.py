@@ -104,7 +104,8 @@ def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) ->
     return _best_scale(float(np.sum(np.sqrt(c * g))), np.array([float(g.sum()), -float(nu.sum()), -float(phi_max)]))
 
 
-def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, weights: np.ndarray | None):
+def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, weights: np.ndarray | None,
+                    name: str = "rays"):
     """``(π, R)``: the prior checked, and the usable columns of ``rays`` normalised to ``π·r = 1``, heaviest first
     when ``weights`` (those of the normalised rays) are given — a relaxed master's starting pool.
 
@@ -117,7 +118,12 @@ def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, w
         raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
     if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
         raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
-    R = np.asarray(rays, dtype=float).reshape(pi.size, -1)
+    R = np.asarray(rays, dtype=float)
+    if R.ndim == 1 and R.size == pi.size:
+        R = R[:, None]
+    if R.ndim != 2 or R.shape[0] != pi.size:  # a reshape would pass a transposed pool silently, as garbage rays
+        raise ValueError(f"{name} must have shape (N, K) with N = {pi.size} symbols (one ray per column), "
+                         f"got shape {R.shape}")
     keep_cols = (R.min(axis=0) >= 0) & (pi @ R > 0)
     R = R[:, keep_cols]
     if weights is not None:  # the weights are those of the normalised rays

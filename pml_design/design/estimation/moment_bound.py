@@ -305,7 +305,7 @@ def moment_bound(
     pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
     R = R[:, :pool]
     if keep is not None and np.size(keep):
-        R = np.hstack([R, _validated_rays(uset, pi, keep, None)[1]])
+        R = np.hstack([R, _validated_rays(uset, pi, keep, None, "keep")[1]])
     A0, r2_max = _dual_setup(uset, epsilon, pi)
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
