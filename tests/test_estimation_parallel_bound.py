@@ -135,6 +135,27 @@ def test_the_design_uses_it_quietly_and_in_time(monkeypatch, capfd):
     assert out == "" and err == ""
 
 
+def test_with_it_the_rounds_take_the_end_of_run_relaxations_time(monkeypatch):
+    """Once the process runs, the end-of-run relaxations (which it computes on the other CPU) are skipped and the
+    rounds go on until BACKGROUND_TAIL of the limit is left; without it they run as before."""
+    monkeypatch.setattr(PB, "MIN_SECONDS", 1.0)
+    p = 1 / np.arange(1, 25) ** 1.1
+    p /= p.sum()
+    uset = L1Ball(p, 0.3)
+    calls = []
+    moment = api.moment_bound
+    monkeypatch.setattr(api, "moment_bound", lambda *a, **k: calls.append("moment") or moment(*a, **k))
+    for enabled in (True, False):
+        calls.clear()
+        monkeypatch.setattr(PB, "ENABLED", enabled)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = api.design_frequency_estimation(uset, 1.0, FrequencyEstimation(), p, time_limit=3.0)
+        assert (res.info["background_bound"] is not None) == enabled
+        assert calls == ([] if enabled else ["moment"])
+        assert math.isfinite(res.lower_bound) and res.lower_bound <= res.utility
+
+
 def test_short_runs_start_no_process():
     p = np.full(20, 0.05)
     with warnings.catch_warnings():
