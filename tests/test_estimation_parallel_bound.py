@@ -154,6 +154,20 @@ def test_with_it_the_rounds_take_the_end_of_run_relaxations_time(monkeypatch):
         assert (res.info["background_bound"] is not None) == enabled
         assert calls == ([] if enabled else ["moment"])
         assert math.isfinite(res.lower_bound) and res.lower_bound <= res.utility
+    # a process that starts but never gives a value leaves the end-of-run relaxations their share (found by review:
+    # the lower bound fell to the data-processing floor)
+    calls.clear()
+    monkeypatch.setattr(PB, "ENABLED", True)
+
+    def failing(*a, **k):
+        raise RuntimeError("no value")
+
+    monkeypatch.setattr(PB, "moment_bound", failing)  # in the forked child
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = api.design_frequency_estimation(uset, 1.0, FrequencyEstimation(), p, time_limit=3.0)
+    assert "error" in res.info["background_bound"] and calls == ["moment"]
+    assert res.lower_bound > 0.5 * res.utility
 
 
 def test_short_runs_start_no_process():

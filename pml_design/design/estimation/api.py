@@ -47,13 +47,13 @@ STALL_WORK: int = 150
 NESTED_WORK: int = 2_000_000
 #: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides random ones.
 NESTED_MASTER_STARTS: int = 4
-#: When a round's search finds no improving column, it searches again with 4× the random starts and 2× the work, up
-#: to this many times, and later rounds keep the larger search (before the branch and bound of a stalled round). The
+#: When a round's search finds no improving column, it searches again with 4× the random starts (the same work
+#: budget, so the same bounded cost after a deadline), up to this many times, and later rounds keep the larger search (before the branch and bound of a stalled round). The
 #: cheap search stalls at points where heavier ones still find columns: Adult ε = 4, 300 s, the run stopped at 251 s
 #: with 1.486, while 500 starts a round priced columns at −0.44 (docs/design.md §7).
 ESCALATIONS: int = 3
-#: Once the background bound of :mod:`.parallel_bound` runs, the rounds go on until this share of the time limit is
-#: left (instead of leaving BOUND_SHARE to the end-of-run relaxations, which that process already computes on the
+#: Once the background bound of :mod:`.parallel_bound` has reported a value, the rounds go on until this share of the
+#: time limit is left (instead of leaving BOUND_SHARE to the end-of-run relaxations, which that process already computes on the
 #: other CPU: in every cell of the benchmark its value was the one reported). 30 s: Zipf 100 ε = 1 90.55 → 90.14,
 #: ε = 2 33.39 → 32.78, Adult ε = 4 and Zipf 50 ε = 1 within 0.1 %. None: the end-of-run relaxations as without it.
 BACKGROUND_TAIL: float | None = 0.02
@@ -295,12 +295,13 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 if bg is None:
                     try:
                         bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
-                        if BACKGROUND_TAIL is not None:
-                            loop_deadline = max(loop_deadline, deadline - BACKGROUND_TAIL * time_limit)
                     except (OSError, RuntimeError, AssertionError, ValueError):  # no process to be had: no matter
                         background = False
                 else:
                     bg.offer(Rb, wb)
+            if bg is not None and BACKGROUND_TAIL is not None and bg.has_value():
+                # the process has a value: the rounds take the end-of-run relaxations' share (BACKGROUND_TAIL)
+                loop_deadline = max(loop_deadline, deadline - BACKGROUND_TAIL * time_limit)
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
             base = f - float(g_all @ x) - float(nu.sum())
             if R_all is not None:
@@ -313,8 +314,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 # rays with zeros outside V (three levels) are out of the two-level search's reach
                 cand = np.hstack([cand, nested_pricing(
                     uset, epsilon, prior, M, nu, gen, starts=_level_states(V, x[:-1], NESTED_MASTER_STARTS),
-                    restarts=NESTED_RESTARTS * 4 ** level, deadline=loop_deadline,
-                    work=max(NESTED_WORK // n, 1) * 2 ** level)])
+                    restarts=NESTED_RESTARTS * 4 ** level, deadline=loop_deadline, work=max(NESTED_WORK // n, 1))])
                 d_c = reduced_costs(cand, M, nu)
                 # a stalled search searches again, larger (work budgets: the path does not depend on the clock)
                 while (level < ESCALATIONS and time.perf_counter() < loop_deadline
@@ -322,7 +322,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                     level += 1
                     state["level"] = level
                     cand = nested_pricing(uset, epsilon, prior, M, nu, gen, restarts=NESTED_RESTARTS * 4 ** level,
-                                          deadline=loop_deadline, work=max(NESTED_WORK // n, 1) * 2 ** level)
+                                          deadline=loop_deadline, work=max(NESTED_WORK // n, 1))
                     d_c = reduced_costs(cand, M, nu)
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)
@@ -351,9 +351,10 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             deadline = min(deadline, time.perf_counter() + min(BOUND_SHARE * time_limit, BOUND_SECONDS))
         if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1, §7.2)
             base, M, nu, V_last = state.pop("last")
-            # the coordinate relaxation first (A criterion); not when the background process computes the moment
-            # bound on the other CPU (BACKGROUND_TAIL)
-            if not d_opt and n <= COORDINATE_BOUND_MAX_N and (bg is None or BACKGROUND_TAIL is None):
+            # the coordinate relaxation first (A criterion); not when the background process computing the moment
+            # bound on the other CPU already has a value (BACKGROUND_TAIL)
+            if not d_opt and n <= COORDINATE_BOUND_MAX_N and (bg is None or BACKGROUND_TAIL is None
+                                                              or not bg.has_value()):
                 R, w = _as_rays(state["V"], state["x"], W_seed, prior)
                 inside = isinstance(uset, L1Ball) and uset.in_interior_regime  # there the Frank–Wolfe bound is exact
                 t_bound = time.perf_counter()

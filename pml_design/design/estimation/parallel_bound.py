@@ -214,6 +214,10 @@ class BackgroundBound:
         finally:
             ch.lock.release()
 
+    def has_value(self) -> bool:
+        """Whether the process has reported a valid value yet (without waiting or stopping it)."""
+        return math.isfinite(float(self._ch.out[2]))
+
     def result(self, until: float = math.inf) -> MomentBound | None:
         """The best bound the process reported, waiting at most until its deadline + 0.5 s and until ``until``.
 
