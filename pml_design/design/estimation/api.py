@@ -48,14 +48,16 @@ NESTED_WORK: int = 2_000_000
 #: Starts of the three-level search taken from the master's heaviest columns (their level sets), besides random ones.
 NESTED_MASTER_STARTS: int = 4
 #: When a round's search finds no improving column, it searches again with 4× the random starts (the same work
-#: budget, so the same bounded cost after a deadline), up to this many times, and later rounds keep the larger search (before the branch and bound of a stalled round). The
-#: cheap search stalls at points where heavier ones still find columns: Adult ε = 4, 300 s, the run stopped at 251 s
-#: with 1.486, while 500 starts a round priced columns at −0.44 (docs/design.md §7).
+#: budget, so the same bounded cost after a deadline), up to this many times, and later rounds keep the larger search
+#: (before the branch and bound of a stalled round). The cheap search stalls at points where heavier ones still find
+#: columns: Adult ε = 4, 300 s, the run stopped at 251 s with 1.486, while 500 starts a round priced columns at −0.44
+#: (docs/design.md §7).
 ESCALATIONS: int = 3
 #: Once the background bound of :mod:`.parallel_bound` has reported a value, the rounds go on until this share of the
-#: time limit is left (instead of leaving BOUND_SHARE to the end-of-run relaxations, which that process already computes on the
-#: other CPU: in every cell of the benchmark its value was the one reported). 30 s: Zipf 100 ε = 1 90.55 → 90.14,
-#: ε = 2 33.39 → 32.78, Adult ε = 4 and Zipf 50 ε = 1 within 0.1 %. None: the end-of-run relaxations as without it.
+#: time limit is left (instead of leaving BOUND_SHARE to the end-of-run relaxations, which that process already
+#: computes on the other CPU: in every cell of the benchmark its value was the one reported). 30 s: Zipf 100 ε = 1
+#: 90.55 → 90.14, ε = 2 33.39 → 32.78, Adult ε = 4 and Zipf 50 ε = 1 within 0.1 %. None: the end-of-run relaxations
+#: as without it.
 BACKGROUND_TAIL: float | None = 0.02
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
@@ -283,6 +285,15 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
     background = not d_opt and R_all is None and n <= BACKGROUND_MAX_N and available(time_limit)
     bg = None
     level = 0  # escalations of the three-level search so far (ESCALATIONS)
+    work = max(NESTED_WORK // n, 1)
+
+    def covered() -> bool:  # the background process has a value: the end-of-run relaxations' share is the rounds'
+        return bg is not None and BACKGROUND_TAIL is not None and bg.has_value()
+
+    def search(M, nu, starts=None):  # the three-level search at the current escalation level
+        return nested_pricing(uset, epsilon, prior, M, nu, gen, starts=starts, restarts=NESTED_RESTARTS * 4 ** level,
+                              deadline=loop_deadline, work=work)
+
     try:
         for it in range(1, max_iter + 1):
             state["it"] = it
@@ -299,8 +310,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                         background = False
                 else:
                     bg.offer(Rb, wb)
-            if bg is not None and BACKGROUND_TAIL is not None and bg.has_value():
-                # the process has a value: the rounds take the end-of-run relaxations' share (BACKGROUND_TAIL)
+            if covered():
                 loop_deadline = max(loop_deadline, deadline - BACKGROUND_TAIL * time_limit)
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
             base = f - float(g_all @ x) - float(nu.sum())
@@ -312,18 +322,15 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
                 state["last"] = (base, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
                 # rays with zeros outside V (three levels) are out of the two-level search's reach
-                cand = np.hstack([cand, nested_pricing(
-                    uset, epsilon, prior, M, nu, gen, starts=_level_states(V, x[:-1], NESTED_MASTER_STARTS),
-                    restarts=NESTED_RESTARTS * 4 ** level, deadline=loop_deadline, work=max(NESTED_WORK // n, 1))])
+                cand = np.hstack([cand, search(M, nu, _level_states(V, x[:-1], NESTED_MASTER_STARTS))])
                 d_c = reduced_costs(cand, M, nu)
                 # a stalled search searches again, larger (work budgets: the path does not depend on the clock)
                 while (level < ESCALATIONS and time.perf_counter() < loop_deadline
                        and not np.any(d_c < -1e-9 * max(1.0, abs(f)))):
                     level += 1
-                    state["level"] = level
-                    cand = nested_pricing(uset, epsilon, prior, M, nu, gen, restarts=NESTED_RESTARTS * 4 ** level,
-                                          deadline=loop_deadline, work=max(NESTED_WORK // n, 1))
+                    cand = search(M, nu)
                     d_c = reduced_costs(cand, M, nu)
+                state["level"] = level
             lower = state["lower"] - (0.0 if d_opt else float(prior @ prior))
             _progress_update(bar, best.value, lower)
             if proven_optimal(best.value, lower):  # the one rule (relative): no absolute tolerance below 1
@@ -353,8 +360,7 @@ def _column_generation(uset, epsilon, util, prior, seed, best: _Incumbent, state
             base, M, nu, V_last = state.pop("last")
             # the coordinate relaxation first (A criterion); not when the background process computing the moment
             # bound on the other CPU already has a value (BACKGROUND_TAIL)
-            if not d_opt and n <= COORDINATE_BOUND_MAX_N and (bg is None or BACKGROUND_TAIL is None
-                                                              or not bg.has_value()):
+            if not d_opt and n <= COORDINATE_BOUND_MAX_N and not covered():
                 R, w = _as_rays(state["V"], state["x"], W_seed, prior)
                 inside = isinstance(uset, L1Ball) and uset.in_interior_regime  # there the Frank–Wolfe bound is exact
                 t_bound = time.perf_counter()
