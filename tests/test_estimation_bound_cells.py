@@ -384,3 +384,65 @@ def test_a_ray_next_to_theta_is_not_lost_by_the_v_narrowing_of_rho():
             cell = (one(ulo), one(uhi), one(rf * (1 - rel)), one(rf * (1 + rel)), one(False), one(0),
                     np.zeros((1, 5), np.int8))
             assert cone.bounds(*cell, one(0.0), one(np.inf), one(0.0), one(np.inf))[0] >= phi - 1e-9 * abs(phi)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exact_levels_at_pi_equal_center_hold_every_ray(seed):
+    """π = P̂ (docs/design.md §7.1, "the levels at π = P̂"): the cells take A = 1/D, B = ρ/D from the exact
+    ``D = s + ρω``; on cells down to width 0 around enumerated rays, with masses in tenths (sums landing exactly on
+    β/2 and θ), every cell bound is at least the largest Φ over the rays inside."""
+    rng = np.random.default_rng(100 + seed)
+    n = 4 + seed % 4
+    p = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
+    if seed % 2:
+        p = rng.multinomial(10, np.ones(n) / n) / 10.0
+    beta = float([0.0, 0.1, 0.2, 0.6, 1.0, 2.0][seed % 6])
+    eps = float([math.log(2), math.log(5), 0.7, 2.2][seed % 4])
+    d = rng.uniform(0.0, 3.0, n) if seed % 3 else rng.normal(size=n)
+    w = rng.normal(scale=3.0, size=n) + (np.abs(rng.normal(scale=20.0, size=n)) if seed % 5 == 0 else 0.0)
+    cone = BallCells(p, beta, eps, p, d, w, None, None)
+    assert cone.exact_pi
+    rays = _rays(p, p, beta, eps)
+    labs, u, rho, full, R = rays
+    k = 400
+    i = rng.integers(labs.shape[0], size=k)
+    th = min(cone.theta, 1.0)
+    wu = th * rng.choice([0.3, 0.01, 1e-6, 1e-12, 0.0], size=k)
+    wr = rng.choice([0.3, 0.01, 1e-6, 0.0], size=k)
+    ulo = np.maximum(0.0, u[i] - rng.uniform(0, 1, k) * wu)
+    uhi = np.minimum(th, np.maximum(u[i], ulo + wu))
+    rlo = np.where(full[i], 0.0, np.maximum(0.0, rho[i] - rng.uniform(0, 1, k) * wr))
+    rhi = np.where(full[i], 1.0, np.minimum(1.0, np.maximum(rho[i], rlo + wr)))
+    nb = cone.branch.size
+    codes = np.zeros((k, max(nb, 1)), np.int8)
+    codes[:, :nb] = labs[i][:, cone.branch]
+    cells = (ulo, uhi, rlo, rhi, full[i], rng.integers(0, nb + 1, size=k), codes)
+    bound, brute = cone.bounds(*cells), _brute(cells, rays, cone)
+    scale = 1e-9 * (np.abs(R).max() ** 2 * (np.abs(d).sum() + np.abs(w).sum()) + 1.0)
+    assert np.all(bound >= brute - scale)
+
+
+def test_exact_levels_at_pi_equal_center_are_tight():
+    """π = P̂: on a proper cell with P̂(U) ≥ β/2 the top level is exactly 1/θ, and on one with V = everything
+    ``1/(θ − βρ/2)`` at the cell's largest ρ, however wide the cell (φ(z) = z reads the level's upper end); the
+    intervals that take s, ρ and ω apart were wider."""
+    import pml_design.design.estimation.bound_cells as bcm
+
+    p = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
+    beta, eps = 0.2, 1.0
+    theta = beta / 2 + math.exp(-eps)
+    d, w = np.zeros(5), -np.ones(5)
+    cells = (np.array([0.12, 0.12]), np.array([0.3, 0.3]), np.array([0.2, 0.0]), np.array([0.6, 1.0]),
+             np.array([False, True]), np.zeros(2, int), np.zeros((2, 5), np.int8))
+    it = BallCells(p, beta, eps, p, d, w, None, None).items(*cells)
+    assert np.allclose(it["a"][0], 1.0 / theta, rtol=1e-9)
+    geo = BallCells(p, beta, eps, p, d, w, None, None).geometry(*cells[:5])
+    assert np.allclose(it["a"][1], 1.0 / (theta - beta * geo[2][1] / 2), rtol=1e-9)
+    old = bcm.TOP_LEVEL
+    try:
+        bcm.TOP_LEVEL = False
+        loose = BallCells(p, beta, eps, p, d, w, None, None).items(*cells)
+    finally:
+        bcm.TOP_LEVEL = old
+    assert np.all(loose["a"][0] > 1.0 / theta * 1.05)
+    assert loose["a"][1].max() > it["a"][1].max() * 1.05

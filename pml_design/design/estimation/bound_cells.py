@@ -40,6 +40,8 @@ ITEM_FACTOR: float = 16.0
 #: A cell is halved in the π-mass of U (π ≠ P̂) when that range's share of the level spread is this many times its
 #: relative (u, ρ, v) widths; otherwise along the widest of those three (v: P̂(V) over 1 − θ).
 S_FACTOR: float = 3.0
+#: π = P̂: proper cells take their levels from the exact ``s + ρω = θ − (1 − ρ)(β/2 − u)₊`` (docs/design.md §7.1).
+TOP_LEVEL: bool = True
 
 
 class BallCells:
@@ -64,6 +66,7 @@ class BallCells:
         self.exact_pi = bool(np.allclose(prior, center, rtol=0, atol=0))
         # π ≠ P̂: bound the π-mass of U too (tighter cells, slower rounds; off for quick ray finding)
         self.pi_mass = bool(pi_mass) and not self.exact_pi
+        self.top_level = TOP_LEVEL
         heavy = np.flatnonzero(pos)
         self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
 
@@ -196,6 +199,34 @@ class BallCells:
             b_lo = np.nan_to_num(col(rmin) / (s_hi_f + col(rmin) * o_hi_f), nan=0.0)
             b_hi = col(rmax) / (col(slo) + col(rmax) * np.where(fl, col(self.psum - slo), col(olo)))
             b_cap = np.maximum(np.minimum(col(rmax) / (col(slo) + col(rmax) * o_w), b_hi), b_lo)
+        if self.exact_pi and self.top_level:
+            # π = P̂: s + ρω = u + ρ(v − u) = D exactly (docs/design.md §7.1, "the levels at π = P̂"): for proper V
+            # D = θ − (1 − ρ)(β/2 − u)₊, for V = everything D = θ − βρ/2 when u ≥ β/2 (ρ = e^−ε and
+            # D = e^−ε + u(1 − e^−ε) when u ≤ β/2); monotone in u and ρ, so A = 1/D and B = ρ/D take their extremes
+            # at the box's corners. The intervals above take s, ρ and ω apart (~2 % wide on cells of width 10⁻³). Both
+            # enclose the levels: they are intersected, except where rounding parts them
+            half, th, em = self.beta / 2.0, self.theta, 1.0 / self.e
+            lo_u, hi_u = _down(ulo), _up(uhi)
+            above, below = lo_u >= half, hi_u <= half  # (full cells across β/2 keep the intervals above)
+
+            def den(u, r):
+                return np.where(full, np.where(above, th - half * r, em + u * (1.0 - em)),
+                                th - (1.0 - r) * np.maximum(half - u, 0.0))
+
+            r_lo, r_hi = np.where(full & below, em, rmin), np.where(full & below, em, rmax)
+            fix = col(~full | above | below)
+            n_alo, n_ahi = col(_down(1.0 / _up(den(uhi, r_hi)))), col(_up(1.0 / _down(den(ulo, r_lo))))
+            n_blo = col(_down(r_lo / _up(den(uhi, r_lo))))
+            n_bhi = col(_up(r_hi / _down(den(ulo, r_hi))))
+
+            def meet(lo, hi, nlo, nhi):
+                mlo, mhi = np.maximum(lo, nlo), np.minimum(hi, nhi)
+                part = mlo > mhi
+                return np.where(fix, np.where(part, nlo, mlo), lo), np.where(fix, np.where(part, nhi, mhi), hi)
+
+            a_lo, a_hi = meet(a_lo, a_hi, n_alo, n_ahi)
+            b_lo, b_hi = meet(b_lo, b_hi, n_blo, n_bhi)
+            b_cap = np.where(fix, np.maximum(np.minimum(b_cap, b_hi), b_lo), b_cap)
         bad = ~(np.all(np.isfinite(a_hi), axis=1) & np.isfinite(b_hi[:, 0]) & np.isfinite(a_lo[:, 0]))
         zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
