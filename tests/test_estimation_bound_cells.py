@@ -437,7 +437,8 @@ def test_exact_levels_at_pi_equal_center_are_tight():
     it = BallCells(p, beta, eps, p, d, w, None, None).items(*cells)
     assert np.allclose(it["a"][0], 1.0 / theta, rtol=1e-9)
     geo = BallCells(p, beta, eps, p, d, w, None, None).geometry(*cells[:5])
-    assert np.allclose(it["a"][1], 1.0 / (theta - beta * geo[2][1] / 2), rtol=1e-9)
+    top = 1.0 / (theta - beta * geo[2][1] / 2)  # (the item of mass 0.3 in U caps A at u = 0.3: lower)
+    assert np.allclose(it["a"][1][1:], top, rtol=1e-9) and it["a"][1][0] < top
     old = bcm.TOP_LEVEL
     try:
         bcm.TOP_LEVEL = False
@@ -446,3 +447,52 @@ def test_exact_levels_at_pi_equal_center_are_tight():
         bcm.TOP_LEVEL = old
     assert np.all(loose["a"][0] > 1.0 / theta * 1.05)
     assert loose["a"][1].max() > it["a"][1].max() * 1.05
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_arrow_row_cells_hold_every_ray_inside(seed):
+    """The arrow form ``Φ(r) = Σ d r² − w·r + 2 r_h Σ y_x r_x`` (h the heaviest symbol, docs/design.md §7.3): every
+    cell bound (h fixed in U, in V∖U, out, or not yet) is at least the largest Φ over the enumerated rays inside, for
+    π = P̂ and π ≠ P̂; the whole branch and bound is never below the enumerated maximum. (A first version bounded the
+    V∖U items' cross term with their own cap on A, and took the top level's corners the wrong way round where V is
+    everything: both failed here.)"""
+    from pml_design.design.estimation.bound_cells import branch_and_bound
+
+    rng = np.random.default_rng(300 + seed)
+    n = 3 + seed % 5
+    p = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 3.0])))
+    if seed % 3 == 1:
+        p = rng.multinomial(10, np.ones(n) / n) / 10.0
+    pi = p if seed % 2 else rng.dirichlet(np.ones(n))
+    beta = float([0.0, 0.1, 0.3, 0.6, 1.0, 2.0][seed % 6])
+    eps = float([math.log(2), 0.7, 2.2, math.log(5)][seed % 4])
+    d = rng.uniform(0.0, 3.0, n) if seed % 3 else rng.normal(size=n)
+    w = rng.normal(scale=3.0, size=n) + (np.abs(rng.normal(scale=20.0, size=n)) if seed % 4 == 0 else 0.0)
+    y = rng.normal(scale=[0.3, 3.0][seed % 2], size=n)
+    y[BallCells(p, beta, eps, pi, d, w, None, None).branch[0]] = 0.0
+    cone = BallCells(p, beta, eps, pi, d, w, None, None, y=y)
+    labs, u, rho, full, R = _rays(p, pi, beta, eps)
+    val = cone.value(R.T)
+    k = 400
+    i = rng.integers(labs.shape[0], size=k)
+    th = min(cone.theta, 1.0)
+    wu = th * rng.choice([1.0, 0.3, 0.01, 1e-6, 0.0], size=k)
+    wr = rng.choice([1.0, 0.3, 0.01, 1e-6, 0.0], size=k)
+    ulo = np.maximum(0.0, u[i] - rng.uniform(0, 1, k) * wu)
+    uhi = np.minimum(th, np.maximum(u[i], ulo + wu))
+    rlo = np.where(full[i], 0.0, np.maximum(0.0, rho[i] - rng.uniform(0, 1, k) * wr))
+    rhi = np.where(full[i], 1.0, np.minimum(1.0, np.maximum(rho[i], rlo + wr)))
+    nb = cone.branch.size
+    codes = np.zeros((k, max(nb, 1)), np.int8)
+    codes[:, :nb] = labs[i][:, cone.branch]
+    depth = rng.integers(0, nb + 1, size=k)
+    bound = cone.bounds(ulo, uhi, rlo, rhi, full[i], depth, codes)
+    inside = (full[:, None] == full[i][None, :]) & (u[:, None] >= ulo) & (u[:, None] <= uhi)
+    inside &= full[:, None] | ((rho[:, None] >= rlo) & (rho[:, None] <= rhi))
+    same = labs[:, cone.branch][:, None, :] == codes[None, :, :nb]
+    inside &= np.all(same | (np.arange(nb)[None, None, :] >= depth[None, :, None]), axis=2)
+    brute = np.where(inside, val[:, None], -np.inf).max(axis=0)
+    scale = 1e-9 * (np.abs(R).max() ** 2 * (np.abs(d).sum() + np.abs(w).sum() + 2 * np.abs(y).sum()) + 1.0)
+    assert np.all(bound >= brute - scale)
+    ub, *_ = branch_and_bound(cone, math.inf, 0.0, cone.value, max_rounds=300)
+    assert ub >= val.max() - scale

@@ -47,7 +47,9 @@ TOP_LEVEL: bool = True
 class BallCells:
     """The branch and bound of step 3 for ``K(ε, B_β(P̂))`` normalised by π (see module docstring)."""
 
-    def __init__(self, center, radius, epsilon, prior, d, w, M, nu, *, pi_mass: bool = True):
+    def __init__(self, center, radius, epsilon, prior, d, w, M, nu, *, pi_mass: bool = True, y=None):
+        """``y`` (optional, ``y[h] = 0`` where h is the heaviest symbol, :attr:`branch` ``[0]``): the value is
+        ``Φ(r) = Σ d_x r_x² − w·r + 2 r_h Σ_x y_x r_x`` (the arrow form of docs/design.md §7.3)."""
         self.p, self.pi, self.d, self.w, self.M, self.nu = center, prior, d, w, M, nu
         self.beta, self.e = float(radius), math.exp(epsilon)
         self.theta = self.beta / 2.0 + math.exp(-epsilon)  # h(S) < 0 iff P̂(S) < θ (proper S)
@@ -69,6 +71,18 @@ class BallCells:
         self.top_level = TOP_LEVEL
         heavy = np.flatnonzero(pos)
         self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
+        self.y = None
+        if y is not None and np.any(y != 0):
+            if not self.branch.size or y[self.branch[0]] != 0:
+                raise ValueError("y must vanish on the heaviest symbol (the arrow's row), and one must have mass")
+            self.y = np.asarray(y, dtype=float)
+
+    def value(self, R: np.ndarray) -> np.ndarray:
+        """``Φ`` of the columns of ``R`` (with the arrow row when ``y`` is set)."""
+        out = (self.d[:, None] * R * R).sum(axis=0) - self.w @ R
+        if self.y is not None:
+            out = out + 2.0 * R[self.branch[0]] * (self.y @ R)
+        return out
 
     def h(self, m):
         return self.e * np.maximum(0.0, m - self.beta / 2.0) - 1.0
@@ -202,9 +216,8 @@ class BallCells:
         if self.exact_pi and self.top_level:
             # π = P̂: s + ρω = u + ρ(v − u) = D exactly (docs/design.md §7.1, "the levels at π = P̂"): for proper V
             # D = θ − (1 − ρ)(β/2 − u)₊, for V = everything D = θ − βρ/2 when u ≥ β/2 (ρ = e^−ε and
-            # D = e^−ε + u(1 − e^−ε) when u ≤ β/2); monotone in u and ρ, so A = 1/D and B = ρ/D take their extremes
-            # at the box's corners. The intervals above take s, ρ and ω apart (~2 % wide on cells of width 10⁻³). Both
-            # enclose the levels: they are intersected, except where rounding parts them
+            # D = e^−ε + u(1 − e^−ε) when u ≤ β/2). The intervals above take s, ρ and ω apart (~2 % wide on cells
+            # of width 10⁻³). Both enclose the levels: they are intersected, except where rounding parts them
             half, th, em = self.beta / 2.0, self.theta, 1.0 / self.e
             lo_u, hi_u = _down(ulo), _up(uhi)
             above, below = lo_u >= half, hi_u <= half  # (full cells across β/2 keep the intervals above)
@@ -215,9 +228,13 @@ class BallCells:
 
             r_lo, r_hi = np.where(full & below, em, rmin), np.where(full & below, em, rmax)
             fix = col(~full | above | below)
-            n_alo, n_ahi = col(_down(1.0 / _up(den(uhi, r_hi)))), col(_up(1.0 / _down(den(ulo, r_lo))))
-            n_blo = col(_down(r_lo / _up(den(uhi, r_lo))))
-            n_bhi = col(_up(r_hi / _down(den(ulo, r_hi))))
+            # D and ρ/D are monotone in u and in ρ separately (D falls with ρ when V is everything), so their
+            # extremes over the box are at its corners
+            corners = [(uu, rr) for uu in (ulo, uhi) for rr in (r_lo, r_hi)]
+            dens = np.array([den(uu, rr) for uu, rr in corners])
+            ratios = np.array([rr / den(uu, rr) for uu, rr in corners])
+            n_alo, n_ahi = col(_down(1.0 / _up(dens.max(axis=0)))), col(_up(1.0 / _down(dens.min(axis=0))))
+            n_blo, n_bhi = col(_down(_down(ratios.min(axis=0)))), col(_up(_up(ratios.max(axis=0))))
 
             def meet(lo, hi, nlo, nhi):
                 mlo, mhi = np.maximum(lo, nlo), np.minimum(hi, nhi)
@@ -231,11 +248,29 @@ class BallCells:
         zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
         d, w = self.d[None, :], self.w[None, :]
-        a = quad_max(d, w, a_lo, a_hi)
+        a, bmin, bmax = quad_max(d, w, a_lo, a_hi), quad_min(d, w, b_lo, b_hi), quad_max(d, w, b_lo, b_cap)
+        if self.y is not None:  # the row of the heaviest symbol h: + 2 r_h Σ_x y_x r_x (docs/design.md §7.3)
+            y2 = 2.0 * self.y[None, :]
+            hc = np.where(depth >= 1, codes[:, 0], -1)[:, None]  # h: 1 in U, 2 in V∖U, 0 out, −1 not fixed
+            # h in U (r_h = A): U items have d + 2y, V∖U items add 2y·A·B; h in V∖U (r_h = B): the other way round
+            # (a V∖U item's own cap on A does not hold: the level A there is h's, capped as h's)
+            h = self.branch[0]
+            full_shape = (a_hi.shape[0], self.p.size)
+            ah_lo, ah_hi = (np.broadcast_to(z, full_shape)[:, h:h + 1] for z in (a_lo, a_hi))
+            a1, n1, x1 = quad_max(d + y2, w, a_lo, a_hi), bmin + _ab_min(y2, ah_lo, ah_hi, b_lo, b_hi), \
+                bmax + _ab_max(y2, ah_lo, ah_hi, b_lo, b_cap)
+            a2, n2, x2 = a + _ab_max(y2, a_lo, a_hi, b_lo, b_hi), quad_min(d + y2, w, b_lo, b_hi), \
+                quad_max(d + y2, w, b_lo, b_cap)
+            free_h = hc < 0
+            a = np.where(hc == 1, a1, np.where(hc == 2, a2, np.where(free_h, np.maximum(a, np.maximum(a1, a2)), a)))
+            bmin = np.where(hc == 1, n1, np.where(hc == 2, n2, np.where(free_h, np.minimum(bmin, np.minimum(n1, n2)),
+                                                                          bmin)))
+            bmax = np.where(hc == 1, x1, np.where(hc == 2, x2, np.where(free_h, np.maximum(bmax, np.maximum(x1, x2)),
+                                                                          bmax)))
         vF = uF + wF
         slo, shi = np.where(feas, slo, 0.0), np.where(feas, shi, 0.0)  # finite where the cell holds no ray
         return {"feas": feas, "bad": bad, "full": full, "fu": fu, "fw": fw, "free": free, "a": a,
-                "gain_u": a - quad_min(d, w, b_lo, b_hi), "bmax": quad_max(d, w, b_lo, b_cap),
+                "gain_u": a - bmin, "bmax": bmax,
                 "in_u": in_u,
                 "in_v": free & (p <= room(vhi, vF)),
                 "u_lo": np.maximum(ulo - uF, 0.0), "u_hi": uhi - uF, "v_lo": np.maximum(vlo - vF, 0.0),
@@ -353,6 +388,9 @@ class BallCells:
                     continue
                 A, B = 1.0 / den, rho / den
                 fa, fb = self.d * A * A - self.w * A, self.d * B * B - self.w * B
+                if self.y is not None and depth[k] >= 1 and codes[k, 0] in (1, 2):  # h fixed: its row's terms
+                    rh = A if codes[k, 0] == 1 else B
+                    fa, fb = fa + 2.0 * self.y * rh * A, fb + 2.0 * self.y * rh * B
                 U = fu[k] | _greedy_set(fa - fb, self.p, um - self.p[fu[k]].sum(), fu[k] | fw[k] | fo[k])
                 if self.p[U].sum() >= self.theta:
                     continue
@@ -362,7 +400,11 @@ class BallCells:
                 if c is None:
                     continue
                 polished = self.column(*self.climb(U, V, float(self.d @ (c * c) - self.w @ c)))
-                # the climb's running sums may round a mass across θ: its start is kept then
+                # the climb's running sums may round a mass across θ: its start is kept then; with the arrow row
+                # the climb (separable) is kept only where it raised the value
+                if polished is not None and self.y is not None and \
+                        self.value(polished[:, None])[0] < self.value(c[:, None])[0]:
+                    polished = None
                 cols.append(c if polished is None else polished)
         return np.array(cols).T if cols else np.zeros((n, 0))
 
@@ -416,6 +458,16 @@ class BallCells:
             return None
         c = np.where(U, hv - hu, np.where(V, -hu, 0.0))
         return c / float(self.pi @ c)
+
+
+def _ab_max(c, a_lo, a_hi, b_lo, b_hi):
+    """max of ``c·A·B`` over ``A ∈ [a_lo, a_hi]``, ``B ∈ [b_lo, b_hi]`` (levels ≥ 0: a corner)."""
+    return np.where(c >= 0, c * a_hi * b_hi, c * a_lo * b_lo)
+
+
+def _ab_min(c, a_lo, a_hi, b_lo, b_hi):
+    """min of ``c·A·B`` over the same box."""
+    return np.where(c >= 0, c * a_lo * b_lo, c * a_hi * b_hi)
 
 
 def _greedy_set(vals, m, mass, taken):
@@ -473,7 +525,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
             pick = np.argsort(-ub)[:4]
             R = cone.rays(*(c[k][pick] for k in keys))
             if R.shape[1]:
-                sep = (cone.d[:, None] * R * R).sum(axis=0) - cone.w @ R
+                sep = cone.value(R)
                 qv = q_of(R)
                 best_sep = max(best_sep, float(sep.max()))
                 found.append(R)
@@ -494,6 +546,8 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
                        if cone.branch.size else 0.0, 0.0)
         item = can & (nxt >= ITEM_FACTOR * wmass)
+        if cone.y is not None:  # the arrow row's symbol h is branched on first
+            item |= can & (P["depth"] == 0)
         wu = (P["uhi"] - P["ulo"]) / max(th, 1e-300)
         wr = np.where(P["full"], 0.0, P["rhi"] - P["rlo"])
         # P̂(V) (proper cells): near u → θ, ρ → 0 it spreads however small the (u, ρ) box (self-similar cells: on
