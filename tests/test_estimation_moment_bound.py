@@ -100,7 +100,8 @@ def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
     R = enumerated_rays(uset, eps, p)
     sol = MB._master(R, p, MB.frame(p), time.perf_counter() + 30)
     assert sol is not None
-    value, theta, g, nu = sol
+    value, theta, g, nu, y = sol
+    assert y is None
     ref = _sdp_relaxation(R, p, nonnegative)
     assert value == pytest.approx(ref, rel=2e-4)
     # its multipliers, priced exactly over every ray, give a valid dual within the tolerance of the optimum
@@ -110,10 +111,12 @@ def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
     assert dual >= ref * (1 - 2e-3)
 
 
+@pytest.mark.parametrize("arrow", [False, True])
 @pytest.mark.parametrize("enumerate_", [True, False])
-def test_bound_never_above_the_enumerated_optimum(request, enumerate_):
+def test_bound_never_above_the_enumerated_optimum(request, monkeypatch, enumerate_, arrow):
     if not enumerate_:
         request.getfixturevalue("no_enumeration")
+    monkeypatch.setattr(MB, "ARROW", arrow)
     for uset, p, eps, res in enumerated_optima():
         for start in (res.matrix, pml.grr(p.size, eps).matrix):
             mb = MB.moment_bound(uset, eps, p, start, deadline=time.perf_counter() + 1.5)
@@ -193,3 +196,64 @@ def test_pools_of_the_wrong_shape_are_refused_by_name():
         MB.moment_bound(uset, eps, p, R, deadline=time.perf_counter() + 0.1, keep=np.ones((2 * n, 3)))
     with pytest.raises(ValueError, match=r"rays must have shape \(N, K\)"):
         MB.moment_bound(uset, eps, p, np.ones((n + 1, 2 * (n + 1))), deadline=time.perf_counter() + 0.1)
+
+
+def _sdp_arrow(R, pi, h):
+    """cvxpy's SDP of the arrow relaxation over the rays R: the diagonal (``≤``, g ≥ 0) and the row of h (``=``)."""
+    cp = pytest.importorskip("cvxpy")
+    n = pi.size
+    X = cp.Variable((n, n), PSD=True)
+    th = cp.Variable(R.shape[1], nonneg=True)
+    cons = [X @ pi == 1, cp.diag(X) <= (R * R) @ th, R @ th == 1]
+    idx = np.array([x for x in range(n) if x != h])
+    cons.append(X[h, idx] == (R[idx] * R[h]) @ th)
+    prob = cp.Problem(cp.Minimize(cp.tr_inv(X)), cons)
+    prob.solve(solver="CLARABEL")
+    return prob.value - float(pi @ pi)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_arrow_master_matches_cvxpy_and_prices_validly(monkeypatch, case):
+    """The arrow relaxation (the heaviest symbol's whole row kept, docs/design.md §7.3): its master against cvxpy's
+    SDP (a second solver); its multipliers priced exactly over every ray give a valid dual (never above the SDP's
+    optimum, nor above the proven optimum of the ray design), and the relaxation is at least the diagonal one."""
+    monkeypatch.setattr(MB, "G_FLOOR", 0.0)
+    uset, p, eps = _cases()[case]
+    R = enumerated_rays(uset, eps, p)
+    h = MB._arrow_symbol(uset, p)
+    sol = MB._master(R, p, MB.frame(p), time.perf_counter() + 30, h)
+    assert sol is not None
+    value, theta, g, nu, y = sol
+    assert y is not None and y[h] == 0
+    ref = _sdp_arrow(R, p, h)
+    assert value == pytest.approx(ref, rel=5e-4)
+    assert ref >= _sdp_relaxation(R, p, True) * (1 - 1e-6)
+    phi = float(((g[:, None] * R * R).sum(axis=0) + 2 * R[h] * (y @ R) - nu @ R).max())
+    dual = MB.moment_dual_value(g, nu, p, phi, y=y, h=h)
+    assert ref * (1 - 2e-3) <= dual <= ref * (1 + 1e-6) + 1e-9
+    assert dual <= enumerated_optima()[case][3].utility * (1 + 1e-7)
+
+
+def test_arrow_dual_never_above_a_feasible_design():
+    """Weak duality for the arrow form on random multipliers: with the pricing maximum over every ray, the dual is
+    never above any design's error (random measures on the enumerated rays, a matrix inverse)."""
+    rng = np.random.default_rng(7)
+    uset, p, eps = _cases()[0]
+    R = enumerated_rays(uset, eps, p)
+    h = MB._arrow_symbol(uset, p)
+    for _ in range(20):
+        g = rng.uniform(0.0, 5.0, p.size)
+        y = rng.normal(scale=1.0, size=p.size)
+        y[h] = 0.0
+        nu = rng.normal(scale=5.0, size=p.size)
+        phi = float(((g[:, None] * R * R).sum(axis=0) + 2 * R[h] * (y @ R) - nu @ R).max())
+        dual = MB.moment_dual_value(g, nu, p, phi, MB._dual_setup(uset, eps, p)[1], y=y, h=h)
+        for _ in range(5):  # a random design: the mean of vertices of {θ ≥ 0: Rθ = 1} (LPs on random costs)
+            from scipy.optimize import linprog
+            th = np.mean([linprog(rng.uniform(size=R.shape[1]), A_eq=R, b_eq=np.ones(p.size), bounds=(0, None)).x
+                          for _ in range(6)], axis=0)
+            F = (R * th) @ R.T
+            if np.linalg.cond(F) > 1e10:
+                continue
+            err = float(np.trace(np.linalg.inv(F)) - p @ p)
+            assert dual <= err * (1 + 1e-9) + 1e-9

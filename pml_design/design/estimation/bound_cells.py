@@ -27,8 +27,9 @@ GRID: int = 8
 BATCH: int = 32
 #: Most live cells.
 MAX_CELLS: int = 200_000
-#: Most items fixed by branching (the heaviest first).
+#: Most items fixed by branching (the heaviest first); every item up to ``SMALL_N`` symbols.
 MAX_DEPTH: int = 24
+SMALL_N: int = 64
 #: Rounds of the three exact line searches of the cells' Lagrangian dual (every iterate is a valid bound).
 DUAL_ROUNDS: int = 2
 #: Stop the branch and bound after this many rounds (None: deadline and tolerance only; for measurements).
@@ -70,7 +71,10 @@ class BallCells:
         self.pi_mass = bool(pi_mass) and not self.exact_pi
         self.top_level = TOP_LEVEL
         heavy = np.flatnonzero(pos)
-        self.branch = heavy[np.argsort(-center[heavy], kind="stable")][:MAX_DEPTH]  # items fixed by branching
+        # items fixed by branching: the heaviest first, then the zero-mass ones (only π-mass moves with them: a cell
+        # whose widths are all 0 can still hold several rays through them)
+        order = np.concatenate([heavy[np.argsort(-center[heavy], kind="stable")], np.flatnonzero(~pos)])
+        self.branch = order[: max(MAX_DEPTH, min(center.size, SMALL_N))]
         self.y = None
         if y is not None and np.any(y != 0):
             if not self.branch.size or y[self.branch[0]] != 0:
@@ -244,6 +248,19 @@ class BallCells:
             a_lo, a_hi = meet(a_lo, a_hi, n_alo, n_ahi)
             b_lo, b_hi = meet(b_lo, b_hi, n_blo, n_bhi)
             b_cap = np.where(fix, np.maximum(np.minimum(b_cap, b_hi), b_lo), b_cap)
+        if self.y is not None:
+            # the arrow's cross terms need the product AB = ρ/(s + ρω)², which falls with s and ω (V everything:
+            # ω = Σπ − s, and s + ρω still rises with s) and is unimodal in ρ (peak at ρ = s/ω); its range over the
+            # cell is far narrower than the product of the level intervals when ρ's range is wide
+            s_l, s_h = col(slo), col(shi)
+            w_l = np.where(fl, self.psum - s_l, col(olo))
+            w_h = np.where(fl, self.psum - s_h, col(ohi))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                peak = np.clip(np.nan_to_num(s_l / w_l, nan=1.0, posinf=1.0), col(rmin), col(rmax))
+                ab_hi = np.nan_to_num(peak / (s_l + peak * w_l) ** 2, nan=np.inf) * (1 + 1e-12)
+                ends = [col(r) / (s_h + col(r) * w_h) ** 2 for r in (rmin, rmax)]
+                ab_lo = np.nan_to_num(np.minimum(*ends), nan=0.0, posinf=0.0) * (1 - 1e-12)
+            self._ab = (ab_lo, ab_hi)
         bad = ~(np.all(np.isfinite(a_hi), axis=1) & np.isfinite(b_hi[:, 0]) & np.isfinite(a_lo[:, 0]))
         zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
@@ -257,9 +274,10 @@ class BallCells:
             h = self.branch[0]
             full_shape = (a_hi.shape[0], self.p.size)
             ah_lo, ah_hi = (np.broadcast_to(z, full_shape)[:, h:h + 1] for z in (a_lo, a_hi))
-            a1, n1, x1 = quad_max(d + y2, w, a_lo, a_hi), bmin + _ab_min(y2, ah_lo, ah_hi, b_lo, b_hi), \
-                bmax + _ab_max(y2, ah_lo, ah_hi, b_lo, b_cap)
-            a2, n2, x2 = a + _ab_max(y2, a_lo, a_hi, b_lo, b_hi), quad_min(d + y2, w, b_lo, b_hi), \
+            ab = self._ab
+            a1, n1, x1 = quad_max(d + y2, w, a_lo, a_hi), bmin + _ab_min(y2, ah_lo, ah_hi, b_lo, b_hi, ab), \
+                bmax + _ab_max(y2, ah_lo, ah_hi, b_lo, b_cap, ab)
+            a2, n2, x2 = a + _ab_max(y2, a_lo, a_hi, b_lo, b_hi, ab), quad_min(d + y2, w, b_lo, b_hi), \
                 quad_max(d + y2, w, b_lo, b_cap)
             free_h = hc < 0
             a = np.where(hc == 1, a1, np.where(hc == 2, a2, np.where(free_h, np.maximum(a, np.maximum(a1, a2)), a)))
@@ -460,14 +478,21 @@ class BallCells:
         return c / float(self.pi @ c)
 
 
-def _ab_max(c, a_lo, a_hi, b_lo, b_hi):
-    """max of ``c·A·B`` over ``A ∈ [a_lo, a_hi]``, ``B ∈ [b_lo, b_hi]`` (levels ≥ 0: a corner)."""
-    return np.where(c >= 0, c * a_hi * b_hi, c * a_lo * b_lo)
+def _ab_max(c, a_lo, a_hi, b_lo, b_hi, ab=None):
+    """max of ``c·A·B`` over ``A ∈ [a_lo, a_hi]``, ``B ∈ [b_lo, b_hi]`` (levels ≥ 0: a corner), and over the
+    product's own range ``ab = (lo, hi)`` when given (the smaller of the two)."""
+    hi, lo = a_hi * b_hi, a_lo * b_lo
+    if ab is not None:
+        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
+    return np.where(c >= 0, c * hi, c * lo)
 
 
-def _ab_min(c, a_lo, a_hi, b_lo, b_hi):
-    """min of ``c·A·B`` over the same box."""
-    return np.where(c >= 0, c * a_lo * b_lo, c * a_hi * b_hi)
+def _ab_min(c, a_lo, a_hi, b_lo, b_hi, ab=None):
+    """min of ``c·A·B`` over the same box (and range)."""
+    hi, lo = a_hi * b_hi, a_lo * b_lo
+    if ab is not None:
+        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
+    return np.where(c >= 0, c * lo, c * hi)
 
 
 def _greedy_set(vals, m, mass, taken):
@@ -518,6 +543,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
     cap = min(r for r in (MAX_ROUNDS, max_rounds, math.inf) if r is not None)
     found, found_sep = [], []
     rounds = 0
+    frozen = -np.inf  # the largest bound of the cells no split can change (every width 0, no item left to fix)
     while True:
         live = ub > -np.inf
         c, ub = {k: v[live] for k, v in c.items()}, ub[live]
@@ -533,8 +559,9 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
                 if qv.max() > best_q:
                     best_q, best_ray = float(qv.max()), R[:, int(np.argmax(qv))]
         rounds += 1
-        top = float(ub.max()) if ub.size else -np.inf
-        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or rounds >= cap:
+        top = max(float(ub.max()) if ub.size else -np.inf, frozen)
+        if top - best_sep <= atol or time.perf_counter() > deadline or ub.size > MAX_CELLS or rounds >= cap \
+                or not ub.size:
             break
         k = min(BATCH, ub.size)
         pick = np.argpartition(-ub, k - 1)[:k]
@@ -559,8 +586,13 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         with np.errstate(divide="ignore", invalid="ignore"):
             ws = np.nan_to_num((shi - slo) / (shi + geo[1] * olo), nan=0.0, posinf=0.0)
         ws = np.where((shi <= slo) | (not cone.pi_mass), 0.0, ws)  # (`~` on a Python bool is -2: truthy)
-        if not item.any() and max(wu.max(), wr.max(), ws.max(), wv.max()) < 1e-13:
-            break
+        stuck = ~item & (np.maximum(np.maximum(wu, wr), np.maximum(ws, wv)) < 1e-13)
+        if stuck.any():  # halving them made identical copies (an Adult run held thousands of one cell): set aside
+            frozen = max(frozen, float(ub[pick][stuck].max()))
+            keep = np.ones(ub.size, bool)
+            keep[pick[stuck]] = False
+            c, ub = {key: v[keep] for key, v in c.items()}, ub[keep]
+            continue
         children = []
         geo_cells = {key: v[~item] for key, v in P.items()}
         if geo_cells["ulo"].size:
@@ -595,7 +627,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         keep[pick] = False
         c = {key: np.concatenate([c[key][keep], new[key]]) for key in keys}
         ub = np.concatenate([ub[keep], new_ub])
-    top = float(ub.max()) if ub.size else -np.inf
+    top = max(float(ub.max()) if ub.size else -np.inf, frozen)
     R = np.hstack(found) if found else np.zeros((cone.p.size, 0))
     R = R[:, np.argsort(-np.concatenate(found_sep))[:64]] if found else R
     return max(top, best_sep), R, best_q, best_ray, int(ub.size)

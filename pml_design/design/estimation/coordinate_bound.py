@@ -256,11 +256,13 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     return relaxed, t, g, nu
 
 
-def _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight=True):
-    """(upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays, rays found, method)."""
+def _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight=True, y=None, h=None):
+    """(upper bound of ``max_r Σ g_x r_x² − ν·r`` over the normalised rays, rays found, method); with ``y`` (the
+    arrow row of docs/design.md §7.3, ``y_h = 0``) of ``max_r Σ g_x r_x² + 2 r_h y·r − ν·r``."""
 
     def q_of(X):
-        return (g[:, None] * X * X).sum(axis=0) - nu @ X
+        out = (g[:, None] * X * X).sum(axis=0) - nu @ X
+        return out if y is None else out + 2.0 * X[h] * (y @ X)
 
     R_all = enumerated_rays(uset, epsilon, pi)
     if R_all is not None:
@@ -270,10 +272,14 @@ def _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight=True):
     upper, found, method = math.inf, np.zeros((pi.size, 0)), "none"
     top = _box_top(uset, epsilon, pi)
     if np.all(np.isfinite(top)):
-        upper, method = _box_bound(g, nu, pi, top), "box"
+        d = g
+        if y is not None:  # 2 r_h y_x r_x ≤ |y_x| (r_h² + r_x²): a separable upper bound
+            d = g + np.abs(y)
+            d[h] += float(np.abs(y).sum())
+        upper, method = _box_bound(d, nu, pi, top), "box"
     form = _ball_form(uset, pi)
     if form is not None:
-        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu, pi_mass=tight)
+        cone = BallCells(form[0], form[1], epsilon, pi, g, nu, np.diag(g), nu, pi_mass=tight, y=y)
         ub, found, _, _, _ = branch_and_bound(cone, deadline, atol, q_of)
         if ub < upper:
             upper, method = ub, "cells"

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg
 
 from ...uncertainty import UncertaintySet
-from .bound import _box_top
+from .bound import _ball_form, _box_top
 from .coordinate_bound import (MIN_POOL, ROUND_SECONDS, SOLVE_RATE, _best_scale, _relaxed_master,
                                _relaxed_master_ipm, _separable_max, _to_boundary, _validated_rays)
 
@@ -76,6 +76,9 @@ TIGHT_ROUNDS: bool = True
 #: On an Adult ε = 4 design it alternated between two points for 80 rounds at 1.3743, rays violated by 37 found
 #: again every other round.
 KEEP_ROUNDS: int = 8
+#: Keep the whole row of the heaviest symbol's second moments, not only the diagonal (the arrow relaxation,
+#: docs/design.md §7.3): its pricing stays a branch and bound on mass cells once that symbol is fixed.
+ARROW: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,8 @@ def frame(pi: np.ndarray) -> np.ndarray:
 
 
 def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max: float,
-                      r2_max: float = math.inf, A0: np.ndarray | None = None) -> float:
+                      r2_max: float = math.inf, A0: np.ndarray | None = None, y: np.ndarray | None = None,
+                      h: int | None = None) -> float:
     """The dual value ``2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1 − ν·1 − φ`` of the module docstring, rounded down.
 
     Implements: the Lagrangian dual of the diagonal-moment relaxation (docs/design.md §7.3). ``phi_max`` must be an
@@ -115,17 +119,22 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
     the optimal A error ``tr F⁻¹ − ‖π‖²``. When ``Q = A₀ᵀ Diag(g) A₀`` is not positive definite beyond its
     eigenvalues' error, ``g`` is raised by δ (``Q`` grows by ``δG ⪰ δI``) and the pricing maximum by
     ``δ·r2_max`` (``r2_max ≥ ‖r‖²`` on every normalised ray); ``-inf`` when that is not finite.
+
+    With ``y`` (``y_h = 0``) the dual matrix is the arrow ``Z = Diag(g) + e_h yᵀ + y e_hᵀ`` (docs/design.md §7.3,
+    "the arrow row"): the value is ``2 tr (A₀ᵀ Z A₀)^½ + 1ᵀZ1 − ν·1 − φ`` and ``phi_max`` must bound
+    ``max_r rᵀZr − ν·r``.
     """
     pi = np.asarray(prior, dtype=float)
     A0 = frame(pi) if A0 is None else A0
-    w = np.linalg.eigvalsh((A0 * g[:, None]).T @ A0)
+    w = np.linalg.eigvalsh(_q_matrix(g, A0, y, h))
     # backward error of a symmetric eigensolver: |λ̂ − λ| ≤ c·N·u·‖Q‖₂ (Weyl), with a generous constant
     err = 64.0 * pi.size * np.finfo(float).eps * float(np.abs(w).max())
     delta = max(0.0, 2.0 * err - float(w.min()))
     if not np.isfinite(phi_max) or (delta > 0 and not np.isfinite(r2_max)):
         return -math.inf
     root = float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum())
-    lin = np.array([float(g.sum()) + delta * pi.size, -float(nu.sum()),
+    zsum = float(g.sum()) + (2.0 * float(y.sum()) if y is not None else 0.0)  # 1ᵀZ1
+    lin = np.array([zsum + delta * pi.size, -float(nu.sum()),
                     -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
     return _best_scale(root, lin)
 
@@ -146,35 +155,63 @@ def moment_dual(prior: np.ndarray, uset: UncertaintySet,
     return value
 
 
+def _arrow_symbol(uset: UncertaintySet, pi: np.ndarray) -> int:
+    """The symbol whose row the arrow relaxation keeps: the heaviest of the ball's centre (the cells' first
+    branching item, :attr:`.bound_cells.BallCells.branch`), else the heaviest of π."""
+    form = _ball_form(uset, pi)
+    if form is not None and np.any(form[0] > 0):
+        return int(np.argsort(-form[0], kind="stable")[0])
+    return int(np.argmax(pi))
+
+
 def _dual_setup(uset: UncertaintySet, epsilon: float, pi: np.ndarray):
     """The frame ``A₀`` and ``r2_max ≥ ‖r‖²`` on every normalised ray (``Σ top_x²``, inf without a box)."""
     top = _box_top(uset, epsilon, pi)
     return frame(pi), (float(top @ top) if np.all(np.isfinite(top)) else math.inf)
 
 
-def _t_derivatives(g, A0, mu=0.0, hessian=True):
-    """``T = 2 tr Q^½`` (``Q = A₀ᵀ Diag(g) A₀``), ``log det Q``, the gradient of ``T + μ log det Q`` in g, and
-    (optionally) the Hessian of ``−T − μ log det Q``, from one eigendecomposition (Daleckii–Krein: the second
-    derivative of ``tr f(Q)`` along ``dQ`` is ``Σ_ij f'[λ_i, λ_j] (Vᵀ dQ V)_ij²``, divided differences of ``f'``)."""
-    w, V = np.linalg.eigh((A0 * g[:, None]).T @ A0)
+def _q_matrix(g, A0, y=None, h=None):
+    """``Q = A₀ᵀ Z A₀`` with ``Z = Diag(g)``, plus the arrow row ``e_h yᵀ + y e_hᵀ`` when ``y`` is given."""
+    Q = (A0 * g[:, None]).T @ A0
+    if y is not None:
+        c = A0.T @ y
+        Q = Q + np.outer(A0[h], c) + np.outer(c, A0[h])
+    return Q
+
+
+def _t_derivatives(g, A0, mu=0.0, hessian=True, y=None, h=None):
+    """``T = 2 tr Q^½`` (``Q = A₀ᵀ Z A₀``, ``Z = Diag(g)`` or with the arrow row of ``y``), ``log det Q``, the
+    gradient of ``T + μ log det Q`` in g (and in ``y`` without its entry h, after g), and (optionally) the Hessian of
+    ``−T − μ log det Q``, from one eigendecomposition (Daleckii–Krein: the second derivative of ``tr f(Q)`` along
+    ``dQ`` is ``Σ_ij f'[λ_i, λ_j] (Vᵀ dQ V)_ij²``, divided differences of ``f'``)."""
+    w, V = np.linalg.eigh(_q_matrix(g, A0, y, h))
     if w.min() <= 0:
         return None
     sw = np.sqrt(w)
     P = A0 @ V  # row x: Vᵀ a_x
     T, logdet = 2.0 * float(sw.sum()), float(np.log(w).sum())
-    grad = (P * P) @ (1.0 / sw + mu / w)  # a_xᵀ (Q^{-1/2} + μQ⁻¹) a_x
+    f1 = 1.0 / sw + mu / w
+    grad = (P * P) @ f1  # a_xᵀ (Q^{-1/2} + μQ⁻¹) a_x
+    others = None
+    if y is not None:  # dQ/dy_x = a_h a_xᵀ + a_x a_hᵀ
+        others = np.delete(np.arange(g.size), h)
+        grad = np.concatenate([grad, 2.0 * (P[others] * P[h]) @ f1])
     if not hessian:
         return T, logdet, grad, None, float(w.min())
     # −f'[λ_i, λ_j] of λ^{-1/2} is 1/(√λ_i √λ_j (√λ_i + √λ_j)); that of −μ log det is μ/(λ_i λ_j)
     K = 1.0 / (np.outer(sw, sw) * (sw[:, None] + sw[None, :])) + mu / np.outer(w, w)
     iu = np.triu_indices(w.size)
     Z = P[:, iu[0]] * P[:, iu[1]]
+    if y is not None:
+        Z = np.vstack([Z, P[h, iu[0]] * P[others][:, iu[1]] + P[others][:, iu[0]] * P[h, iu[1]]])
     H = (Z * (np.where(iu[0] == iu[1], 1.0, 2.0) * K[iu])) @ Z.T
     return T, logdet, grad, H, float(w.min())
 
 
-def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
-    """The relaxed master's dual over the pool ``R`` by a primal–dual interior-point method; (value, θ, g, ν) or None.
+def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float, h: int | None = None):
+    """The relaxed master's dual over the pool ``R`` by a primal–dual interior-point method; (value, θ, g, ν, y) or
+    None (``y`` None unless ``h`` is given: then ``Z = Diag(g) + e_h yᵀ + y e_hᵀ``, the arrow relaxation, with
+    ``y_h = 0``; the slacks are ``ν·r − rᵀZr`` and the objective's linear part ``1ᵀZ1 − ν·1``).
 
     Implements: ``max J = 2 tr (A₀ᵀ Diag(g) A₀)^½ + g·1 − ν·1`` subject to ``a_k = ν·r_k − Σ_x g_x r_xk² ≥ 0`` on
     every pool ray (docs/design.md §7.3; g has either sign, only ``Q = A₀ᵀ Diag(g) A₀ ≻ 0`` matters). The primal
@@ -197,23 +234,34 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
     else:  # g > 0 (Q ≻ 0) and ν = tπ with every slack t − g·r² positive
         g = 1.0 / S.max(axis=1)
         start = (g, (2.0 * float((g @ S).max()) + 1.0) * pi)
-    z = np.concatenate([np.asarray(start[0], dtype=float), np.asarray(start[1], dtype=float)])
-    A = np.hstack([-S.T, R.T])  # slacks a = A·z, z = (g, ν)
+    arrow = h is not None
+    others = np.delete(np.arange(n), h) if arrow else np.zeros(0, int)
+    mz = n + others.size  # Z's parameters: g, then y without its entry h
+    z = np.concatenate([np.asarray(start[0], dtype=float), np.zeros(others.size), np.asarray(start[1], dtype=float)])
+    A = np.hstack([-S.T, -2.0 * (R[others] * R[h]).T if arrow else np.zeros((k, 0)), R.T])  # slacks a = A·z
+
+    def tder(zz):
+        if not arrow:
+            return _t_derivatives(zz[:n], A0)
+        yy = np.zeros(n)
+        yy[others] = zz[n:mz]
+        return _t_derivatives(zz[:n], A0, y=yy, h=h)
+
     off = np.zeros(k)
     if math.isfinite(G_FLOOR):  # g ≥ −G_FLOOR·max g_start too (see G_FLOOR)
         floor = G_FLOOR * max(float(z[:n].max()), 0.0)
-        A = np.vstack([A, np.hstack([np.eye(n), np.zeros((n, n))])])
+        A = np.vstack([A, np.hstack([np.eye(n), np.zeros((n, mz))])])
         off = np.concatenate([off, np.full(n, floor)])
         z[:n] = np.maximum(z[:n], -floor + 1e-6 * max(float(np.abs(z[:n]).max()), 1e-300))
     k = A.shape[0]
-    lin = np.concatenate([np.ones(n), -np.ones(n)])  # ∇(g·1 − ν·1)
-    td = _t_derivatives(z[:n], A0)
+    lin = np.concatenate([np.ones(n), np.full(others.size, 2.0), -np.ones(n)])  # ∇(1ᵀZ1 − ν·1)
+    td = tder(z)
     if td is None:
         return None
     scale = max(abs(td[0] + float(lin @ z)), 1.0)
     mu0 = scale * MU_START / k
     a = A @ z + off
-    z[n:] += max(mu0 * k - float(a[: R.shape[1]].min()), 0.0) * pi  # ray slacks near μ/θ_k with θ_k ≈ 1/k
+    z[mz:] += max(mu0 * k - float(a[: R.shape[1]].min()), 0.0) * pi  # ray slacks near μ/θ_k with θ_k ≈ 1/k
     a = A @ z + off
     th = mu0 / a
     try:
@@ -223,14 +271,14 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
             T, _, gT, HT, wmin = td
             J = T + float(lin @ z)
             gJ = lin.copy()
-            gJ[:n] += gT
+            gJ[:mz] += gT
             rd = gJ + A.T @ th
             gap = float(th @ a)
             if gap <= MASTER_TOL * max(abs(J), 1.0) and np.abs(rd).max() <= STATIONARY_TOL * (1.0 + np.abs(gJ).max()):
                 break
             target = CENTRED * gap / k
             H = (A * (th / a)[:, None]).T @ A
-            H[:n, :n] += HT
+            H[:mz, :mz] += HT
             d = np.sqrt(np.maximum(np.diag(H), 1e-300))
             Hs = H / d[:, None] / d[None, :]
             Hs[np.diag_indices_from(Hs)] += 1e-13
@@ -239,7 +287,7 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
             dth = (target - th * a - th * da) / a
             step = 0.99 * min(_to_boundary(a, da), 1.0)
             while step > 1e-10:  # Q ≻ 0 with room
-                nxt = _t_derivatives(z[:n] + step * dz[:n], A0)
+                nxt = tder(z + step * dz)
                 if nxt is not None and nxt[4] >= BOUNDARY * wmin:
                     break
                 step *= 0.5
@@ -254,7 +302,11 @@ def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float):
     except (np.linalg.LinAlgError, ValueError, FloatingPointError):
         return None
     J = td[0] + float(lin @ z)
-    return J + float(th @ a), th[: R.shape[1]], z[:n], z[n:]
+    y = None
+    if arrow:
+        y = np.zeros(n)
+        y[others] = z[n:mz]
+    return J + float(th @ a), th[: R.shape[1]], z[:n], z[mz:], y
 
 
 def moment_bound(
@@ -307,6 +359,7 @@ def moment_bound(
     if keep is not None and np.size(keep):
         R = np.hstack([R, _validated_rays(uset, pi, keep, None, "keep")[1]])
     A0, r2_max = _dual_setup(uset, epsilon, pi)
+    h = _arrow_symbol(uset, pi) if ARROW else None
     best, relaxed, method, rounds, best_point = -math.inf, math.inf, "none", 0, None
     t0 = time.perf_counter()
     rounds_end = t0 + (1.0 - FINAL_SHARE) * max(deadline - t0, 0.0)
@@ -316,35 +369,41 @@ def moment_bound(
     age = np.full(R.shape[1], KEEP_ROUNDS)  # rounds since each pool ray entered (the start's: old)
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
     while time.perf_counter() < rounds_end - 0.1:
-        sol = _master(R, pi, A0, deadline)
+        sol = _master(R, pi, A0, deadline, h)
         if sol is None and solved is not None:
             # dropping the lightest rays can leave a pool with no measure E r = 1 (an unbounded master):
             # the last pool solved plus the new rays
             R, age = np.hstack([solved, new]), np.concatenate([solved_age, np.zeros(new.shape[1], int)])
-            sol = _master(R, pi, A0, deadline)
+            sol = _master(R, pi, A0, deadline, h)
         if sol is None:
             break
         solved, solved_age = R, age
-        relaxed, theta, gm, num = sol
+        relaxed, theta, gm, num, ym = sol
         live = theta > 1e-12 * theta.max()
         last_pool = R[:, live]
-        g, nu = gm, num
+        g, nu, y = gm, num, ym
         rounds += 1
         if best_point is not None and not exact:  # Wentges smoothing (Q stays positive definite: linear in g)
-            g, nu = (SMOOTHING * b + (1 - SMOOTHING) * v for b, v in zip(best_point, (g, nu)))
+            g, nu = (SMOOTHING * b + (1 - SMOOTHING) * v for b, v in zip(best_point[:2], (g, nu)))
+            if y is not None:
+                y = SMOOTHING * best_point[2] + (1 - SMOOTHING) * y
         until = min(time.perf_counter() + ROUND_SECONDS, rounds_end)
-        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * max(abs(relaxed), 1e-9), TIGHT_ROUNDS)
-        value = moment_dual_value(g, nu, pi, phi, r2_max, A0) if math.isfinite(phi) else -math.inf
-        points.append((value, g, nu))
+        phi, found, how = _separable_max(uset, epsilon, pi, g, nu, until, rtol * max(abs(relaxed), 1e-9), TIGHT_ROUNDS,
+                                         y, h)
+        value = moment_dual_value(g, nu, pi, phi, r2_max, A0, y, h) if math.isfinite(phi) else -math.inf
+        points.append((value, g, nu, y))
         if value > best:
-            best, method, best_point = value, how, (g, nu)
+            best, method, best_point = value, how, (g, nu, y)
             if on_best is not None:
                 on_best(MomentBound(float(best), float(relaxed), rounds, method))
         if value >= relaxed - rtol * abs(relaxed):
             return MomentBound(float(best), float(relaxed), rounds, method, last_pool)
         # only rays that improve the master enter its pool (priced at a smoothed point, some may not)
         if found.size:
-            found = found[:, (gm[:, None] * found * found).sum(axis=0) - num @ found > 1e-9 * max(abs(relaxed), 1.0)]
+            at_master = (gm[:, None] * found * found).sum(axis=0) - num @ found
+            if ym is not None:
+                at_master = at_master + 2.0 * found[h] * (ym @ found)
+            found = found[:, at_master > 1e-9 * max(abs(relaxed), 1.0)]
         if not found.size:  # a mispricing: the master's own point next; if that finds nothing, the final pricing
             if exact:
                 break
@@ -359,13 +418,13 @@ def moment_bound(
     # bound meets its best ray: that point's exact dual value) leaves the time to the next best (a short pricing
     # ranks them poorly: on an Adult design the best short value's point closed at 78.0, the second best's at 84.2)
     points.sort(key=lambda t: -t[0])
-    for _, g, nu in points[:FINAL_POINTS]:
+    for _, g, nu, y in points[:FINAL_POINTS]:
         if deadline - time.perf_counter() < 0.05:
             break
-        phi, _, how = _separable_max(uset, epsilon, pi, g, nu, deadline, rtol * max(abs(relaxed), 1e-9), True)
-        value = moment_dual_value(g, nu, pi, phi, r2_max, A0) if math.isfinite(phi) else -math.inf
+        phi, _, how = _separable_max(uset, epsilon, pi, g, nu, deadline, rtol * max(abs(relaxed), 1e-9), True, y, h)
+        value = moment_dual_value(g, nu, pi, phi, r2_max, A0, y, h) if math.isfinite(phi) else -math.inf
         if value > best:
-            best, method, best_point = value, how, (g, nu)
+            best, method, best_point = value, how, (g, nu, y)
             if on_best is not None:
                 on_best(MomentBound(float(best), float(relaxed), rounds, method))
     return MomentBound(float(best), float(relaxed), rounds, method, last_pool)
