@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from .cell_lp import _down, _knapsack, _line_min, _line_min_any, _up, quad_max, quad_min
+from .cell_lp import (_ab_max, _ab_min, _down, _knapsack, _line_min, _line_min_any, _meet, _up, ab_range, exact_levels,
+                      quad_max, quad_min)
 
 __all__ = ["BallCells", "branch_and_bound", "quad_max"]
 
@@ -217,50 +218,14 @@ class BallCells:
             b_lo = np.nan_to_num(col(rmin) / (s_hi_f + col(rmin) * o_hi_f), nan=0.0)
             b_hi = col(rmax) / (col(slo) + col(rmax) * np.where(fl, col(self.psum - slo), col(olo)))
             b_cap = np.maximum(np.minimum(col(rmax) / (col(slo) + col(rmax) * o_w), b_hi), b_lo)
-        if self.exact_pi and self.top_level:
-            # π = P̂: s + ρω = u + ρ(v − u) = D exactly (docs/design.md §7.1, "the levels at π = P̂"): for proper V
-            # D = θ − (1 − ρ)(β/2 − u)₊, for V = everything D = θ − βρ/2 when u ≥ β/2 (ρ = e^−ε and
-            # D = e^−ε + u(1 − e^−ε) when u ≤ β/2). The intervals above take s, ρ and ω apart (~2 % wide on cells
-            # of width 10⁻³). Both enclose the levels: they are intersected, except where rounding parts them
-            half, th, em = self.beta / 2.0, self.theta, 1.0 / self.e
-            lo_u, hi_u = _down(ulo), _up(uhi)
-            above, below = lo_u >= half, hi_u <= half  # (full cells across β/2 keep the intervals above)
-
-            def den(u, r):
-                return np.where(full, np.where(above, th - half * r, em + u * (1.0 - em)),
-                                th - (1.0 - r) * np.maximum(half - u, 0.0))
-
-            r_lo, r_hi = np.where(full & below, em, rmin), np.where(full & below, em, rmax)
-            fix = col(~full | above | below)
-            # D and ρ/D are monotone in u and in ρ separately (D falls with ρ when V is everything), so their
-            # extremes over the box are at its corners
-            corners = [(uu, rr) for uu in (ulo, uhi) for rr in (r_lo, r_hi)]
-            dens = np.array([den(uu, rr) for uu, rr in corners])
-            ratios = np.array([rr / den(uu, rr) for uu, rr in corners])
-            n_alo, n_ahi = col(_down(1.0 / _up(dens.max(axis=0)))), col(_up(1.0 / _down(dens.min(axis=0))))
-            n_blo, n_bhi = col(_down(_down(ratios.min(axis=0)))), col(_up(_up(ratios.max(axis=0))))
-
-            def meet(lo, hi, nlo, nhi):
-                mlo, mhi = np.maximum(lo, nlo), np.minimum(hi, nhi)
-                part = mlo > mhi
-                return np.where(fix, np.where(part, nlo, mlo), lo), np.where(fix, np.where(part, nhi, mhi), hi)
-
-            a_lo, a_hi = meet(a_lo, a_hi, n_alo, n_ahi)
-            b_lo, b_hi = meet(b_lo, b_hi, n_blo, n_bhi)
+        if self.exact_pi and self.top_level:  # π = P̂: the exact levels (both enclose them: intersected)
+            fix, n_alo, n_ahi, n_blo, n_bhi = exact_levels(self.theta, self.beta, self.e, ulo, uhi, rmin, rmax, full)
+            fix, n_alo, n_ahi, n_blo, n_bhi = col(fix), col(n_alo), col(n_ahi), col(n_blo), col(n_bhi)
+            a_lo, a_hi = _meet(a_lo, a_hi, n_alo, n_ahi, fix)
+            b_lo, b_hi = _meet(b_lo, b_hi, n_blo, n_bhi, fix)
             b_cap = np.where(fix, np.maximum(np.minimum(b_cap, b_hi), b_lo), b_cap)
-        if self.y is not None:
-            # the arrow's cross terms need the product AB = ρ/(s + ρω)², which falls with s and ω (V everything:
-            # ω = Σπ − s, and s + ρω still rises with s) and is unimodal in ρ (peak at ρ = s/ω); its range over the
-            # cell is far narrower than the product of the level intervals when ρ's range is wide
-            s_l, s_h = col(slo), col(shi)
-            w_l = np.where(fl, self.psum - s_l, col(olo))
-            w_h = np.where(fl, self.psum - s_h, col(ohi))
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                peak = np.clip(np.nan_to_num(s_l / w_l, nan=1.0, posinf=1.0), col(rmin), col(rmax))
-                ab_hi = np.nan_to_num(peak / (s_l + peak * w_l) ** 2, nan=np.inf) * (1 + 1e-12)
-                ends = [col(r) / (s_h + col(r) * w_h) ** 2 for r in (rmin, rmax)]
-                ab_lo = np.nan_to_num(np.minimum(*ends), nan=0.0, posinf=0.0) * (1 - 1e-12)
-            self._ab = (ab_lo, ab_hi)
+        if self.y is not None:  # the arrow's cross terms: the range of the product AB over the cell
+            self._ab = tuple(col(z) for z in ab_range(slo, shi, olo, ohi, rmin, rmax, full, self.psum))
         bad = ~(np.all(np.isfinite(a_hi), axis=1) & np.isfinite(b_hi[:, 0]) & np.isfinite(a_lo[:, 0]))
         zero = lambda z: np.where(col(bad), 0.0, z)  # noqa: E731
         a_lo, a_hi, b_lo, b_hi, b_cap = (zero(z) for z in (a_lo, a_hi, b_lo, b_hi, b_cap))
@@ -476,23 +441,6 @@ class BallCells:
             return None
         c = np.where(U, hv - hu, np.where(V, -hu, 0.0))
         return c / float(self.pi @ c)
-
-
-def _ab_max(c, a_lo, a_hi, b_lo, b_hi, ab=None):
-    """max of ``c·A·B`` over ``A ∈ [a_lo, a_hi]``, ``B ∈ [b_lo, b_hi]`` (levels ≥ 0: a corner), and over the
-    product's own range ``ab = (lo, hi)`` when given (the smaller of the two)."""
-    hi, lo = a_hi * b_hi, a_lo * b_lo
-    if ab is not None:
-        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
-    return np.where(c >= 0, c * hi, c * lo)
-
-
-def _ab_min(c, a_lo, a_hi, b_lo, b_hi, ab=None):
-    """min of ``c·A·B`` over the same box (and range)."""
-    hi, lo = a_hi * b_hi, a_lo * b_lo
-    if ab is not None:
-        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
-    return np.where(c >= 0, c * lo, c * hi)
 
 
 def _greedy_set(vals, m, mass, taken):

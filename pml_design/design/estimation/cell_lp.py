@@ -1,5 +1,6 @@
 """The per-cell primitives of :mod:`.bound_cells`: rounding margins, a quadratic's extremes on an interval, the
-fractional knapsack and the exact line search of the three-choice dual.
+fractional knapsack, the exact line search of the three-choice dual, the exact levels at π = P̂ and the range of
+the levels' product (the arrow row).
 
 Implements: the pieces of the cell bound of docs/design.md §7.1 (step 3) that know nothing of cells: each is an
 exact computation (or a bound) on arrays of rows, broadcast over cells and items.
@@ -103,3 +104,64 @@ def _line_min_any(alpha: np.ndarray, c: np.ndarray, m: np.ndarray, sigma: np.nda
     c2 = np.where(neg, 0.0, c)
     sigma2 = sigma + np.where(neg, -m, 0.0).sum(axis=1)
     return _line_min(alpha2, c2, np.abs(m), sigma2)
+
+
+def exact_levels(theta, beta, e, ulo, uhi, rmin, rmax, full):
+    """π = P̂: the cells whose levels are exact and enclosures ``(fix, A_lo, A_hi, B_lo, B_hi)`` of them.
+
+    Implements: docs/design.md §7.1, "the levels at π = P̂": ``s + ρω = u + ρ(v − u) = D`` exactly, with
+    ``D = θ − (1 − ρ)(β/2 − u)₊`` for proper V, and for V = everything ``D = θ − βρ/2`` when ``u ≥ β/2`` (ρ = e^−ε and
+    ``D = e^−ε + u(1 − e^−ε)`` when ``u ≤ β/2``; cells across β/2 are not fixed). ``A = 1/D`` and ``B = ρ/D``; D and
+    ρ/D are monotone in u and in ρ separately (D falls with ρ when V is everything), so their extremes over the box
+    are at its corners; widened by the rounding margins.
+    """
+    half, em = beta / 2.0, 1.0 / e
+    above, below = _down(ulo) >= half, _up(uhi) <= half
+
+    def den(u, r):
+        return np.where(full, np.where(above, theta - half * r, em + u * (1.0 - em)),
+                        theta - (1.0 - r) * np.maximum(half - u, 0.0))
+
+    r_lo, r_hi = np.where(full & below, em, rmin), np.where(full & below, em, rmax)
+    corners = [(uu, rr) for uu in (ulo, uhi) for rr in (r_lo, r_hi)]
+    dens = np.array([den(uu, rr) for uu, rr in corners])
+    ratios = np.array([rr / den(uu, rr) for uu, rr in corners])
+    return (~full | above | below, _down(1.0 / _up(dens.max(axis=0))), _up(1.0 / _down(dens.min(axis=0))),
+            _down(_down(ratios.min(axis=0))), _up(_up(ratios.max(axis=0))))
+
+
+def _meet(lo, hi, nlo, nhi, where):
+    """Two enclosures of one interval intersected where ``where`` (the second alone where rounding parts them)."""
+    mlo, mhi = np.maximum(lo, nlo), np.minimum(hi, nhi)
+    part = mlo > mhi
+    return np.where(where, np.where(part, nlo, mlo), lo), np.where(where, np.where(part, nhi, mhi), hi)
+
+
+def ab_range(slo, shi, olo, ohi, rmin, rmax, full, psum):
+    """Range ``(lo, hi)`` of the product of the levels ``AB = ρ/(s + ρω)²`` over cells (docs/design.md §7.3, the
+    arrow row): it falls with s and ω (V everything: ``ω = Σπ − s``, and ``s + ρω`` still rises with s) and is
+    unimodal in ρ (peak at ``ρ = s/ω``); far narrower than the product of the level intervals when ρ's range is wide."""
+    w_l, w_h = np.where(full, psum - slo, olo), np.where(full, psum - shi, ohi)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        peak = np.clip(np.nan_to_num(slo / w_l, nan=1.0, posinf=1.0), rmin, rmax)
+        hi = np.nan_to_num(peak / (slo + peak * w_l) ** 2, nan=np.inf) * (1 + 1e-12)
+        ends = [r / (shi + r * w_h) ** 2 for r in (rmin, rmax)]
+        lo = np.nan_to_num(np.minimum(*ends), nan=0.0, posinf=0.0) * (1 - 1e-12)
+    return lo, hi
+
+
+def _ab_max(c, a_lo, a_hi, b_lo, b_hi, ab=None):
+    """max of ``c·A·B`` over ``A ∈ [a_lo, a_hi]``, ``B ∈ [b_lo, b_hi]`` (levels ≥ 0: a corner), and over the
+    product's own range ``ab = (lo, hi)`` when given (the smaller of the two)."""
+    hi, lo = a_hi * b_hi, a_lo * b_lo
+    if ab is not None:
+        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
+    return np.where(c >= 0, c * hi, c * lo)
+
+
+def _ab_min(c, a_lo, a_hi, b_lo, b_hi, ab=None):
+    """min of ``c·A·B`` over the same box (and range)."""
+    hi, lo = a_hi * b_hi, a_lo * b_lo
+    if ab is not None:
+        hi, lo = np.minimum(hi, ab[1]), np.maximum(lo, ab[0])
+    return np.where(c >= 0, c * lo, c * hi)
