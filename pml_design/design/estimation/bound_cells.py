@@ -39,6 +39,8 @@ MAX_ROUNDS: int | None = None
 #: With the three-choice dual, fractional items cost little, and branching on them multiplies near-equal cells
 #: (Zipf N = 50, 600 rounds: upper bound 14.4 at factor 1, 6.1 at 16, 5.8 with no item branching; docs/design.md §7.1).
 ITEM_FACTOR: float = 16.0
+#: The share of a proper cell's P̂(V) range in that rule (docs/design.md §7.1, measured at 0.5).
+V_ITEM_WEIGHT: float = 0.5
 #: A cell is halved in the π-mass of U (π ≠ P̂) when that range's share of the level spread is this many times its
 #: relative (u, ρ, v) widths; otherwise along the widest of those three (v: P̂(V) over 1 − θ).
 S_FACTOR: float = 3.0
@@ -516,7 +518,7 @@ def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_ro
         P = {key: v[pick] for key, v in c.items()}
         geo = cone.geometry(*(P[k] for k in ("ulo", "uhi", "rlo", "rhi", "full", "slc", "shc", "vlc", "vhc")))
         vwidth = np.where(P["full"], 0.0, geo[4] - geo[3])  # P̂(V) range (proper cells)
-        wmass = np.maximum(P["uhi"] - P["ulo"], vwidth)
+        wmass = np.maximum(P["uhi"] - P["ulo"], V_ITEM_WEIGHT * vwidth)
         can = P["depth"] < cone.branch.size
         nxt = np.where(can, cone.p[cone.branch[np.minimum(P["depth"], max(cone.branch.size - 1, 0))]]
                        if cone.branch.size else 0.0, 0.0)
