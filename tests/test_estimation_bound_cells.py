@@ -496,3 +496,21 @@ def test_arrow_row_cells_hold_every_ray_inside(seed):
     assert np.all(bound >= brute - scale)
     ub, *_ = branch_and_bound(cone, math.inf, 0.0, cone.value, max_rounds=300)
     assert ub >= val.max() - scale
+
+
+def test_cells_no_split_can_change_are_set_aside_and_the_search_closes():
+    """A cell whose widths are all 0 with no item left to branch on used to be halved into identical copies (docs/
+    design.md §7.1): with zero tolerance the branch and bound now ends by exhausting its cells, at the enumerated
+    maximum, on a prior with an unseen category (π ≠ P̂; its zero-mass item is branched on last)."""
+    from pml_design.design.estimation.bound_cells import branch_and_bound
+
+    rng = np.random.default_rng(3)
+    p = np.array([0.5, 0.3, 0.2, 0.0])
+    pi = (p * 10 + 0.5) / 12.0
+    cone = BallCells(p, 0.3, 1.0, pi, rng.uniform(0, 3, 4), rng.normal(size=4), None, None)
+    assert cone.branch[-1] == 3  # the zero-mass item, last
+    R = _rays(p, pi, 0.3, 1.0)[4]
+    ub, _, best, _, live = branch_and_bound(cone, math.inf, 0.0, cone.value, max_rounds=20_000)
+    top = float(cone.value(R.T).max())
+    assert live == 0 and best == pytest.approx(top, rel=1e-12)
+    assert top <= ub <= top + 1e-9 * (1 + abs(top))
