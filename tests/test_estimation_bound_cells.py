@@ -514,3 +514,34 @@ def test_cells_no_split_can_change_are_set_aside_and_the_search_closes():
     top = float(cone.value(R.T).max())
     assert live == 0 and best == pytest.approx(top, rel=1e-12)
     assert top <= ub <= top + 1e-9 * (1 + abs(top))
+
+
+@pytest.mark.parametrize("eps", [12.0, 20.0, 25.0])
+def test_exact_levels_hold_at_large_epsilon(eps):
+    """A review's counterexample: ``D = θ − (1 − ρ)(β/2 − u)`` cancels at large ε (θ ≈ β/2, D ≈ e^−ε), and a cell of
+    zero width around the ray U = ∅, V = {0, 1} was bounded 5·10⁻⁷ below it at ε = 25; D is now a sum of
+    non-negative terms."""
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    beta = 0.2
+    d, w = np.zeros(4), np.array([-1.0, -1.0, 1.0, 1.0])
+    e = math.exp(eps)
+    hu, hv = -1.0, e * (0.7 - beta / 2) - 1.0
+    rho = -hu / (hv - hu)
+    r = np.array([-hu, -hu, 0.0, 0.0])
+    r = r / (p @ r)
+    phi = float(d @ (r * r) - w @ r)
+    cone = BallCells(p, beta, eps, p, d, w, None, None)
+    for wid in (0.0, 1e-3 * rho):
+        cell = (np.array([0.0]), np.array([0.0]), np.array([rho - wid]), np.array([rho + wid]), np.array([False]),
+                np.array([0]), np.zeros((1, cone.branch.size), np.int8))
+        assert cone.bounds(*cell)[0] >= phi * (1 - 1e-13)
+
+
+def test_knapsack_never_takes_a_negative_item_its_rounding_hides():
+    """A review's counterexample: masses 6e-17 and 4e-17 beside 1 − 1e-16; the running mass did not move with the
+    negative item, which was counted anyway (−8 where the optimum is 2)."""
+    from pml_design.design.estimation.cell_lp import _knapsack
+
+    m = np.array([5.964330087494783e-17, 4.0356699125052165e-17, 0.9999999999999999])
+    out = _knapsack(np.array([[1.0, -10.0, 1.0]]), m, np.array([0.5]), np.array([1.0]), np.ones((1, 3), bool))
+    assert out[0] >= 2.0

@@ -252,6 +252,7 @@ class BallCells:
                                                                           bmin)))
             bmax = np.where(hc == 1, x1, np.where(hc == 2, x2, np.where(free_h, np.maximum(bmax, np.maximum(x1, x2)),
                                                                           bmax)))
+        bmax = np.maximum(bmax, bmin)  # (true of the values; the arrow's product range can part the two bounds)
         vF = uF + wF
         slo, shi = np.where(feas, slo, 0.0), np.where(feas, shi, 0.0)  # finite where the cell holds no ray
         return {"feas": feas, "bad": bad, "full": full, "fu": fu, "fw": fw, "free": free, "a": a,
