@@ -79,6 +79,15 @@ KEEP_ROUNDS: int = 8
 #: Keep the whole row of the heaviest symbol's second moments, not only the diagonal (the arrow relaxation,
 #: docs/design.md §7.3): its pricing stays a branch and bound on mass cells once that symbol is fixed.
 ARROW: bool = False
+#: From this many symbols on, the Hessian of ``2 tr Q^½`` (diagonal relaxation) is a quadrature of Hadamard squares,
+#: ``N³`` per node instead of the ``N⁴/2`` of the exact divided-difference sum (:func:`_hessian_quadrature`). At
+#: N = 300: 0.055 s against 0.30 s a Newton step, relative error 4e-8; equal cost near N = 100.
+QUADRATURE_MIN_N: int = 150
+#: The quadrature's step in ``log t`` and its truncation: the left tail is cut where it holds ``QUAD_TAIL`` of the
+#: smallest divided difference, the right one where ``e^{−t(√λ_i+√λ_j)} ≤ e^{−QUAD_RIGHT}``.
+QUAD_STEP: float = 0.5
+QUAD_TAIL: float = 1e-10
+QUAD_RIGHT: float = 50.0
 
 
 @dataclass(frozen=True)
@@ -183,7 +192,8 @@ def _t_derivatives(g, A0, mu=0.0, hessian=True, y=None, h=None):
     """``T = 2 tr Q^½`` (``Q = A₀ᵀ Z A₀``, ``Z = Diag(g)`` or with the arrow row of ``y``), ``log det Q``, the
     gradient of ``T + μ log det Q`` in g (and in ``y`` without its entry h, after g), and (optionally) the Hessian of
     ``−T − μ log det Q``, from one eigendecomposition (Daleckii–Krein: the second derivative of ``tr f(Q)`` along
-    ``dQ`` is ``Σ_ij f'[λ_i, λ_j] (Vᵀ dQ V)_ij²``, divided differences of ``f'``)."""
+    ``dQ`` is ``Σ_ij f'[λ_i, λ_j] (Vᵀ dQ V)_ij²``, divided differences of ``f'``; from
+    :data:`QUADRATURE_MIN_N` symbols on, without the arrow row, by :func:`_hessian_quadrature`)."""
     w, V = np.linalg.eigh(_q_matrix(g, A0, y, h))
     if w.min() <= 0:
         return None
@@ -198,6 +208,8 @@ def _t_derivatives(g, A0, mu=0.0, hessian=True, y=None, h=None):
         grad = np.concatenate([grad, 2.0 * (P[others] * P[h]) @ f1])
     if not hessian:
         return T, logdet, grad, None, float(w.min())
+    if y is None and g.size >= QUADRATURE_MIN_N:
+        return T, logdet, grad, _hessian_quadrature(P, sw, w, mu), float(w.min())
     # −f'[λ_i, λ_j] of λ^{-1/2} is 1/(√λ_i √λ_j (√λ_i + √λ_j)); that of −μ log det is μ/(λ_i λ_j)
     K = 1.0 / (np.outer(sw, sw) * (sw[:, None] + sw[None, :])) + mu / np.outer(w, w)
     iu = np.triu_indices(w.size)
@@ -206,6 +218,32 @@ def _t_derivatives(g, A0, mu=0.0, hessian=True, y=None, h=None):
         Z = np.vstack([Z, P[h, iu[0]] * P[others][:, iu[1]] + P[others][:, iu[0]] * P[h, iu[1]]])
     H = (Z * (np.where(iu[0] == iu[1], 1.0, 2.0) * K[iu])) @ Z.T
     return T, logdet, grad, H, float(w.min())
+
+
+def _hessian_quadrature(P: np.ndarray, sw: np.ndarray, w: np.ndarray, mu: float) -> np.ndarray:
+    """The Hessian of ``−2 tr Q^½ − μ log det Q`` in g (diagonal relaxation), ``H_xy = Σ_ij K_ij c_i c_j`` with
+    ``c = (Vᵀa_x)∘(Vᵀa_y)`` (rows of ``P = A₀V``), in ``O(N³)`` per quadrature node.
+
+    Implements: the Daleckii–Krein sum of :func:`_t_derivatives` (docs/design.md §7.3) with the divided difference
+    ``1/(√λ_i √λ_j (√λ_i + √λ_j)) = ∫_0^∞ f_i(t) f_j(t) dt``, ``f_i(t) = e^{−t√λ_i}/√λ_i``, by the trapezoid rule in
+    ``log t``: ``H ≈ Σ_k h t_k M_k∘M_k + μ M_μ∘M_μ``, ``M_k = P Diag(f(t_k)) Pᵀ``, ``M_μ = P Diag(1/λ) Pᵀ``. The
+    integrand in ``log t`` is analytic in a strip of half-width π/2, so the rule converges geometrically (step 0.5:
+    relative error ~1e-8 on every entry); each term is a Hadamard square of a PSD matrix, so H stays PSD (Schur).
+    Only the Newton direction uses it; the gradient and every value are exact.
+    """
+    lo = math.log(QUAD_TAIL / (2.0 * float(sw.max())))
+    hi = math.log(QUAD_RIGHT / (2.0 * float(sw.min())))
+    H = np.zeros((P.shape[0], P.shape[0]))
+    for tau in np.arange(lo, hi + QUAD_STEP, QUAD_STEP):
+        t = math.exp(tau)
+        S = P * np.sqrt(np.exp(-t * sw) / sw)
+        M = S @ S.T
+        H += (QUAD_STEP * t) * (M * M)
+    if mu:
+        S = P / np.sqrt(w)
+        M = S @ S.T
+        H += mu * (M * M)
+    return H
 
 
 def _master(R: np.ndarray, pi: np.ndarray, A0: np.ndarray, deadline: float, h: int | None = None):
