@@ -439,3 +439,25 @@ def test_default_subset_size_is_the_best_k(n, eps):
     assert pd.subset_selection(n, eps).mse(u) <= best * (1 + 1e-12)
     assert pd.subset_selection(n, eps, k=1).matrix.shape == (n, n)
     np.testing.assert_allclose(pd.subset_selection(n, eps, k=1).matrix, pd.grr(n, eps).matrix, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [12, 60])
+def test_estimation_mse_by_cholesky_matches_the_eigenvalues_and_grr_closed_form(monkeypatch, n):
+    """The Cholesky trace (large N) against the eigenvalue path and against GRR's closed-form i.i.d. error; singular
+    and barely identifying channels are refused (inf) by both."""
+    from pml_design.mechanisms.frequency_oracles import fisher
+
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.ones(n))
+    grr = pd.grr(n, 1.0)
+    W = rng.random((n, 3 * n)) ** 3
+    W /= W.sum(axis=1, keepdims=True)
+    few = W[:, : n - 1] / W[:, : n - 1].sum(axis=1, keepdims=True)  # M < N: F singular
+    monkeypatch.setattr(fisher, "CHOLESKY_MIN_N", 10**9)
+    eig = [pd.estimation_mse(grr.matrix, p), pd.estimation_mse(W, p), pd.estimation_mse(few, p)]
+    monkeypatch.setattr(fisher, "CHOLESKY_MIN_N", 1)
+    chol = [pd.estimation_mse(grr.matrix, p), pd.estimation_mse(W, p), pd.estimation_mse(few, p)]
+    assert chol[0] == pytest.approx(eig[0], rel=1e-10)
+    assert chol[0] == pytest.approx(grr.mse(p, 1, inputs="iid"), rel=1e-9)
+    assert chol[1] == pytest.approx(eig[1], rel=1e-9)
+    assert eig[2] == chol[2] == math.inf
