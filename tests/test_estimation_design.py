@@ -150,3 +150,25 @@ def test_finite_sets_enumerate_rays_only_where_pycddlib_is_quick():
     # no complete ray list, but a valid bound all the same (design/estimation/bound.py: the box bound)
     assert not res.info["rays_enumerated"] and -np.inf < res.lower_bound <= res.utility
     assert pml.leakage_capacity(res.matrix, large) <= 1.0 + 1e-12
+
+
+def test_a_time_limit_too_short_for_a_large_alphabet_is_refused_at_once(monkeypatch):
+    """Above the column generation's N the starting LDP channel alone must be built, certified and evaluated; a
+    limit too short for that is refused before any large work, naming the option and what to do (the time contract),
+    in CLI words too; a limit that fits is not refused."""
+    import time
+
+    from pml_design.cli._common import cli_words
+    from pml_design.design.estimation import api
+
+    monkeypatch.setattr(api, "MAX_COLUMN_GENERATION_N", 20)
+    monkeypatch.setattr(api, "EVALUATION_SECONDS", (1e-3, 0.0, 0.0))  # ~1 ms per entry: 40 × K entries
+    p = np.full(40, 1 / 40)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"the time limit is too short for N = 40 symbols.*subset_selection\(40, 1\)") as e:
+        design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
+    assert time.perf_counter() - t < 5.0
+    assert "set --time-limit SECONDS to at least" in cli_words(str(e.value))
+    monkeypatch.setattr(api, "EVALUATION_SECONDS", (1e-9, 0.0, 0.0))
+    res = design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
+    assert res.info["ldp_seed"]

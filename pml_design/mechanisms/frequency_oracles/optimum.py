@@ -220,6 +220,12 @@ def _all_subsets(n: int, k: int) -> np.ndarray:
     return inc
 
 
+def _best_candidate(n: int, epsilon: float, p: np.ndarray, max_outputs: int):
+    """(name, b, r, λ, builder) of :func:`compact_ldp_channel`'s choice, before anything is built (b: its outputs)."""
+    return min(_candidates(n, epsilon, max(int(max_outputs), n)),
+               key=lambda c: pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p))
+
+
 def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096) -> PairBalancedChannel:
     """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max_outputs`` blocks.
 
@@ -234,9 +240,7 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
         ``matrix`` (N × M, row-stochastic, ε-LDP), ``mse``, and the family's ``(b, r, λ)``.
     """
     p = np.asarray(prior, dtype=float)
-    best = min(_candidates(n, epsilon, max(int(max_outputs), n)),
-               key=lambda c: pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p))
-    name, b, r, lam, build = best
+    name, b, r, lam, build = _best_candidate(n, epsilon, p, max_outputs)
     if name == "HR":
         W = hadamard_response(n, epsilon)._channel()
     else:
