@@ -83,8 +83,12 @@ LDP_OUTPUTS_CAP: int = 32768
 #: N = 10 000, K = 30 027 (ε = 1): 119 s for the whole call with a 120 s limit (profiled: ~58 + 33 + 9 s), 126 s
 #: predicted. Scaled by :func:`_machine_factor`.
 EVALUATION_SECONDS: tuple[float, float, float] = (2.4e-7, 1.4e-11, 1.2e-11)
-#: Seconds of :func:`_machine_factor`'s fixed workload on the reference machine (0.014–0.02 s measured there).
+#: Seconds of :func:`_machine_factor`'s fixed workload on the reference machine (0.0125–0.020 s measured there).
 REFERENCE_WORKLOAD_SECONDS: float = 0.014
+#: A limit is refused only when this share of the estimate exceeds what the time contract allows (the estimate's
+#: machine factor varies by ±25 %): refused when clearly impossible, never where the run would have fitted. N = 10 000,
+#: ε = 1: refused at 60 s (estimate 117–161 s), run at 120 s (119 s measured).
+EVALUATION_LENIENCY: float = 0.8
 #: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept), and the weight a new
 #: column starts at (docs/design.md §7: fewer columns, cheaper Newton steps, more rounds).
 MASTER_COLUMNS: int = 400
@@ -264,10 +268,11 @@ def design_frequency_estimation(
 
 def _machine_factor() -> float:
     """This machine's time for a fixed workload (a 400 × 400 product and a pass over 4·10⁶ doubles, three times;
-    best of two) over the reference machine's, at least 0.5."""
+    best of five, ~0.1 s) over the reference machine's, at least 0.5. On the reference machine it varies by ±25 %
+    from one process to the next (0.0125–0.020 s), hence :data:`EVALUATION_LENIENCY`."""
     x, y = np.full((400, 400), 0.5), np.full(4_000_000, 0.25)
     best = math.inf
-    for _ in range(2):
+    for _ in range(5):
         t = time.perf_counter()
         for _ in range(3):
             _ = x @ x.T, float(np.maximum(y, 0.5).sum())
@@ -283,7 +288,7 @@ def _check_affordable(n: int, epsilon: float, prior: np.ndarray, max_outputs: in
     name, k = _best_candidate(n, epsilon, prior, max_outputs)[:2]
     a, b, c = EVALUATION_SECONDS
     need = _machine_factor() * (a * n * k + b * n * n * k + c * float(n) ** 3)
-    if need > 1.1 * seconds + 5.0:
+    if EVALUATION_LENIENCY * need > 1.1 * seconds + 5.0:
         raise ValueError(
             f"the time limit is too short for N = {n} symbols: building, certifying and evaluating the starting "
             f"epsilon-LDP channel ({name}, {k} outputs) alone takes about {need:.0f} s on this machine, and "
