@@ -157,12 +157,12 @@ class L1Ball(UncertaintySet):
             hi, lo = c.max(axis=0), c.min(axis=0)
             top = c >= hi * (1.0 - TWO_LEVEL_RTOL)
             two = np.all(top | (c <= lo * (1.0 + TWO_LEVEL_RTOL)), axis=0)
-            if two.all():  # (no copies of the matrix: at N = 10 000 one is 2.4 GB)
-                return self._two_level(top, np.min(c, axis=0, where=top, initial=np.inf), lo)
-            if two.any():
+            if two.any():  # (no copy of the matrix: at N = 10 000 one is 2.4 GB)
+                upper = np.min(c, axis=0, where=top, initial=np.inf)
+                if two.all():
+                    return self._two_level(top, upper, lo)
                 out = np.empty(c.shape[1])
-                t2, c2 = top[:, two], c[:, two]
-                out[two] = self._two_level(t2, np.min(c2, axis=0, where=t2, initial=np.inf), lo[two])
+                out[two] = self._two_level(top[:, two], upper[two], lo[two])
                 out[~two] = self._sorted_min(c[:, ~two])
                 return out
         return self._sorted_min(c)
