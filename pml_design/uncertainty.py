@@ -178,7 +178,12 @@ class L1Ball(UncertaintySet):
         for j in range(0, top.shape[1], step):
             mass[j:j + step] = p @ top[:, j:j + step]
         m = np.minimum(self.radius / 2.0, mass)
-        return np.maximum(mass - m, 0.0) * hi + np.maximum(total - mass, 0.0) * lo + m * lo
+        # P̂(S) − m cancels where the radius is near 2P̂(S): it is lowered by a bound on the rounding of P̂(S) (a sum
+        # of N terms) and of the subtraction, so the value is never above the exact one (a capacity is never
+        # understated; without it, 11 % above where the exact value is 5e-16, 9e-7 elsewhere)
+        err = (p.size + 2) * np.finfo(float).eps
+        rest = np.maximum(mass - m - err * mass, 0.0)
+        return rest * hi + np.maximum(total - mass - err * total, 0.0) * lo + m * lo
 
     def _sorted_min(self, c: np.ndarray) -> np.ndarray:
         order, taken, receiver, moved = self._greedy(c)
