@@ -190,9 +190,9 @@ def test_two_level_columns_in_closed_form_match_the_lp_and_the_sort(seed, radius
     slow = ball._sorted_min(cols)
     assert np.all(fast <= slow * (1 + 1e-14) + 1e-300)
     assert np.all(fast >= slow * (1 - 4 * ulps - 1e-14) - 1e-14 * cols.max())  # (rounding allowance, absolute)
-    for j in range(m):
+    for j in range(m):  # a second solver (HiGHS: its feasibility tolerance, ~1e-7, moves mass at tiny radii)
         val, _ = lp_min_output(ball.center, ball.radius, cols[:, j])
-        assert fast[j] == pytest.approx(val, abs=1e-10)
+        assert fast[j] == pytest.approx(val, abs=1e-10 + 2e-7 * float(cols.max()))
 
 
 def test_two_level_closed_form_certifies_a_large_ldp_channel_like_the_sort():
