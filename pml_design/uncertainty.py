@@ -169,8 +169,8 @@ class L1Ball(UncertaintySet):
 
     def _two_level(self, top: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
         """:meth:`min_output_probability` of columns ``lo + (hi − lo)·1_S`` (``top`` = 1_S): the greedy moves
-        ``m = min(β/2, P̂(S))`` from S to a ``lo`` entry, so ``(P̂(S) − m)·hi + (1 − P̂(S) + m)·lo`` (no cancellation;
-        mass from entries at ``lo`` changes nothing)."""
+        ``m = min(β/2, P̂(S))`` from S to a ``lo`` entry, so ``(P̂(S) − m)·hi + (1 − P̂(S) + m)·lo`` (mass moved from
+        entries at ``lo`` changes nothing), every term non-negative and the differences lowered by their rounding."""
         p = self.center
         total = float(p.sum())
         mass = np.empty(top.shape[1])
