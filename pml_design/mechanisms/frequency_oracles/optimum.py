@@ -21,6 +21,12 @@ Implements
     ``k/v ≈ |J|/e``, at most ``p·e`` blocks;
   - affine hyperplanes of ``AG(m, q)`` (q prime): ``{x : ⟨a, x⟩ = c}``, ``b = q(q^m − 1)/(q − 1)``,
     ``k/v = 1/q`` — optimized local hashing with an exactly pairwise-independent family and no constant hash;
+  - affine lifts over ``GF(q)^m`` (q prime, ``q^m ≥ N``): blocks ``{x : ⟨a, x⟩ − t ∈ D}`` for a base set
+    ``D ⊂ GF(q)`` (a union of cyclotomic classes, with or without 0), every t, and the directions a modulo the
+    largest subgroup H of ``GF(q)^*`` that leaves D's difference counts ``N_D`` invariant (all of it for a
+    difference set: ``≈ q^m`` blocks). They add the fractions ``k/q`` that no cyclotomic design on a prime near N
+    reaches within the budget (N = 10 000, ε = 1: ``D`` = the biquadratic residues and 0 in GF(101), k/v = 26/101
+    on 20 604 blocks, 0.09 % above the LDP optimum, against 2.4 % for the best cyclotomic design);
   - Hadamard response (:mod:`.hadamard`), GRR (singletons) and all k-subsets when ``C(N, k)`` is small.
 
   :func:`compact_ldp_channel` returns the family with the smallest exact variance within an output budget.
@@ -29,6 +35,7 @@ Implements
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import combinations
 from typing import NamedTuple
 
@@ -166,6 +173,73 @@ def _affine_incidence(n: int, q: int, m: int) -> np.ndarray:
     return (vals[:, :, None] == np.arange(q)[None, None, :]).reshape(n, -1)
 
 
+#: Largest order of cyclotomic classes tried in the affine lifts (2^(e−1) class unions each).
+LIFT_MAX_ORDER = 8
+
+
+@lru_cache(maxsize=None)
+def _lift_bases(q: int) -> tuple[tuple[int, int, bytes], ...]:
+    """Base sets ``D ⊂ GF(q)`` (q prime) of the affine lifts: for each size k, the largest order h of a subgroup
+    ``H ≤ GF(q)^*`` under which ``N_D(d) = #{u ∈ D : u + d ∈ D}`` is invariant, and one D attaining it.
+
+    D ranges over the unions of cyclotomic classes of order ``e | q − 1`` (``e ≤`` :data:`LIFT_MAX_ORDER`; class
+    0 always in, since multiplying D by g rotates the classes and gives an isomorphic design), with or without 0.
+    ``N_D`` is invariant under the classes' own subgroup ``C_0`` (order ``(q − 1)/e``) and, for a difference set
+    (``N_D`` constant off 0, e.g. {0}, biquadratic residues), under all of ``GF(q)^*``. Returns
+    ``(k, h, D as bytes)`` sorted by k.
+    """
+    g = _primitive_root(q)
+    logs = np.zeros(q, dtype=np.int64)
+    logs[np.array([pow(g, t, q) for t in range(q - 1)])] = np.arange(q - 1)
+    orders = [h for h in range(1, q) if (q - 1) % h == 0]
+    # for each subgroup order h, the permutation d ↦ γ d of GF(q) by its generator γ = g^((q−1)/h)
+    perms = {h: (pow(g, (q - 1) // h, q) * np.arange(q)) % q for h in orders}
+    best: dict[int, tuple[int, bytes]] = {}
+    for e in (e for e in orders if e <= LIFT_MAX_ORDER):
+        cls = logs % e
+        for mask in range(1 << (e - 1)):
+            classes = [0] + [j for j in range(1, e) if mask >> (j - 1) & 1]
+            for zero in (False, True):
+                D = np.isin(cls, classes)
+                D[0] = zero
+                k = int(D.sum())
+                if not 0 < k < q:
+                    continue
+                nd = np.rint(np.fft.ifft(np.abs(np.fft.fft(D.astype(float))) ** 2).real).astype(np.int64)
+                h = max(h for h in orders if np.array_equal(nd[perms[h]], nd))
+                if h > best.get(k, (0, b""))[0]:
+                    best[k] = (h, np.packbits(D).tobytes())
+    return tuple((k, h, d) for k, (h, d) in sorted(best.items()))
+
+
+def _lift_params(q: int, m: int, k: int, h: int) -> tuple[int, int, int]:
+    """(b, r, λ) of the affine lift of a k-set D ⊂ GF(q) with ``N_D`` invariant under a subgroup of order h.
+
+    Blocks ``{x ∈ GF(q)^m : ⟨a, x⟩ − t ∈ D}`` for a in R (the non-zero vectors whose first non-zero coordinate is a
+    coset representative of H: every non-zero vector is uniquely ``η a``, η ∈ H, a ∈ R) and every t ∈ GF(q). A point
+    x lies in k blocks per a; a pair with ``z = x − y ≠ 0`` in ``N_D(⟨a, z⟩)`` (``N_D(0) = k``), and summing over all
+    non-zero a (``⟨a, z⟩`` is 0 for ``q^(m−1) − 1`` of them and each non-zero value for ``q^(m−1)``; ``Σ_{d≠0} N_D(d)
+    = k(k − 1)``) and dividing by ``|H|`` (invariance) gives λ, the same for every pair.
+    """
+    reps = (q**m - 1) // h
+    lam = ((q ** (m - 1) - 1) * k + q ** (m - 1) * k * (k - 1)) // h
+    return reps * q, reps * k, lam
+
+
+def _lift_incidence(n: int, q: int, m: int, base: bytes, h: int) -> np.ndarray:
+    """Incidence (N × b) of the affine lift of ``D`` (packed in ``base``) over ``GF(q)^m``, points = the first N
+    vectors (base-q digits); see :func:`_lift_params`."""
+    D = np.unpackbits(np.frombuffer(base, dtype=np.uint8), count=q).astype(bool)
+    g = _primitive_root(q)
+    cosets = np.array([pow(g, j, q) for j in range((q - 1) // h)])
+    vecs = (np.arange(1, q**m)[:, None] // q ** np.arange(m)[None, :]) % q
+    lead = vecs[np.arange(vecs.shape[0]), (vecs != 0).argmax(axis=1)]
+    normals = vecs[np.isin(lead, cosets)]  # (q^m − 1)/h of them
+    pts = (np.arange(n)[:, None] // q ** np.arange(m)[None, :]) % q
+    vals = (pts @ normals.T) % q  # (N, reps)
+    return D[(vals[:, :, None] - np.arange(q)[None, None, :]) % q].reshape(n, -1)
+
+
 def _channel_from_blocks(inc: np.ndarray, epsilon: float) -> np.ndarray:
     """Columns ∝ ``e^ε 1_S + 1_{S^c}`` over the blocks (rows normalised), identical columns merged."""
     packed = np.packbits(inc, axis=0)
@@ -210,6 +284,17 @@ def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int
             r = (q**m - 1) // (q - 1)
             lam = (q ** (m - 1) - 1) // (q - 1)
             out.append((f"AG({m},{q})", b, r, lam, lambda q=q, m=m: _affine_incidence(n, q, m)))
+    for q in _primes_from(3, 60):
+        m = 2
+        while q**m < n:
+            m += 1
+        if q * (q**m - 1) // (q - 1) > max_outputs:  # the fewest blocks any lift on GF(q)^m has
+            continue
+        for k, h, base in _lift_bases(q):
+            b, r, lam = _lift_params(q, m, k, h)
+            if b <= max_outputs:
+                out.append((f"lift(q={q},m={m},k={k},h={h})", b, r, lam,
+                            lambda q=q, m=m, base=base, h=h: _lift_incidence(n, q, m, base, h)))
     return out
 
 
@@ -230,7 +315,7 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
     """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max_outputs`` blocks.
 
     Candidates (module docstring): GRR, Hadamard response, all k-subsets (when few), cyclotomic 2-designs on the
-    primes just above N, affine hyperplanes of AG(m, q). Its ``mse`` is exact for the pure-protocol estimator
+    primes just above N, affine hyperplanes of AG(m, q), and affine lifts of cyclotomic base sets over GF(q)^m. Its ``mse`` is exact for the pure-protocol estimator
     (:func:`pair_balanced_mse`); the MLE on the same channel has asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse``
     (Cramér–Rao: the estimator is unbiased).
 
