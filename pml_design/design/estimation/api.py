@@ -29,6 +29,7 @@ from .master import gradients, solve_master
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
+from .mixture import dyadic_partitions, mixture_weights, partition_channels
 from .seeds import ray_seeds
 
 __all__ = ["design_frequency_estimation"]
@@ -93,6 +94,14 @@ EVALUATION_LENIENCY: float = 0.8
 #: column starts at (docs/design.md §7: fewer columns, cheaper Newton steps, more rounds).
 MASTER_COLUMNS: int = 400
 NEW_WEIGHT: float = 1e-5
+#: The first-order master of :mod:`.mixture` (A criterion): the best mixture of the LDP seed and ε-PML partition
+#: channels, a candidate beside the column generation and, above MAX_COLUMN_GENERATION_N, instead of it, up to this
+#: many symbols (a step costs ~N³ + N²·outputs: ~4 s at N = 3 000). docs/design.md §7.5.
+MIXTURE_MAX_N: int = 4000
+#: Steps of the mixture before the column generation (a work budget: the rounds that follow run the same path under
+#: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
+MIXTURE_STEPS: int = 100
+MIXTURE_STEPS_LARGE: int = 1000
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -257,13 +266,41 @@ def design_frequency_estimation(
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
         seed = compact_ldp_channel(n, epsilon, prior, max_outputs=max_outputs)
         best = _Incumbent(uset, epsilon, util, prior)
+        t_offer = time.perf_counter()
         best.offer(seed.matrix, "ldp_seed")
+        t_offer = time.perf_counter() - t_offer
         seed_value = best.value
+        if not d_opt and n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
+            _mixture_stage(uset, epsilon, prior, seed.matrix, best, gen, deadline, t_offer, state,
+                                   MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
         if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
             _column_generation(uset, epsilon, util, prior, seed, best, state, gen, deadline, max_iter,
                                progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
+
+
+def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, best: _Incumbent, gen, deadline: float,
+                   offer_seconds: float, state: dict, steps: int) -> None:
+    """The best mixture of the LDP seed and the ε-PML partition channels (:mod:`.mixture`), offered to ``best``.
+
+    The mixture stops early enough for its offer and the clean-up's (each about the seed's offer, scaled by the
+    outputs), so the call keeps its time contract."""
+    n = uset.size
+    pc = partition_channels(uset, epsilon, dyadic_partitions(n, epsilon, gen))
+    if pc.columns.shape[1] == 0:
+        return
+    reserve = 2.0 * offer_seconds * (1.0 + pc.columns.shape[1] / W_seed.shape[1])
+    if time.perf_counter() + reserve >= deadline:
+        return
+    res = mixture_weights(fisher_information(W_seed, prior), pc, prior, deadline - reserve, max_steps=steps)
+    state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
+                        "value": res.value}
+    w = res.weights[pc.owner]
+    parts = [pc.columns[:, w > 0] * w[w > 0]]
+    if res.seed > 0:
+        parts.insert(0, W_seed * res.seed)
+    best.offer(np.hstack(parts), "mixture")
 
 
 def _machine_factor() -> float:
@@ -508,6 +545,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "source": best.source,
             "background_bound": state.get("background_bound"),
             "search_escalations": int(state.get("level", 0)),
+            "mixture": state.get("mixture"),
         },
     )
     warn_result_gap(res, time_limit)  # the one gap warning of every method: above 1 % or unknown

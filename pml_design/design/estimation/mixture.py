@@ -1,0 +1,188 @@
+"""A first-order master for large alphabets: the best mixture of ε-PML channels (docs/design.md §7.5).
+
+Implements core paper eq. (9) with the A-optimal estimation criterion (docs/design.md §7), restricted to mixtures.
+
+Above :data:`~pml_design.design.estimation.api.MAX_COLUMN_GENERATION_N` the restricted master of
+:mod:`.master` (a dense Newton system in its columns) is out of reach, but a mixture of channels is not: if every
+channel ``W_c`` is row-stochastic and ε-PML over 𝒫, so is ``[α_1 W_1, …, α_C W_C]`` for every α in the simplex
+(each column keeps its leakage, a positive multiple of a column has the same), and its Fisher information is
+``F(α) = Σ_c α_c F(W_c)``. The A-criterion ``tr F(α)⁻¹`` is convex in α, and the multiplicative algorithm
+
+    α_c ← α_c (tr F⁻¹F_cF⁻¹ / tr F⁻¹)^λ
+
+keeps the simplex (``Σ_c α_c tr F⁻¹F_cF⁻¹ = tr F⁻¹``) and, with λ = ½, never increases the criterion (Yu 2010,
+*Monotonic convergence of a general algorithm for computing optimal designs*, Ann. Statist. 38, Theorem 3: the
+φ_p criteria with p = 1 and any λ ∈ (0, 1/(p + 1)]). Each step tries λ = 1 first and keeps it only when the
+criterion fell (checked at the next step's factorisation), so the step is never worse than the proven one.
+
+The channels (:func:`partition_channels`): the compact LDP channel (one matrix, ``F`` given), and *partition
+channels* — a partition of the symbols into cells ``S_1 … S_L`` reported with the largest two-level column each
+cell allows over 𝒫 (:func:`~.seeds.subset_directions`), re-weighted so the rows sum to 1. A cell holding much of
+P̂'s mass has ``min_{Q∈𝒫} Q(S) > 0``, and its column can exceed ``e^ε``: the PML gain that an LDP channel cannot
+have. Half-sets of Hadamard response (the dyadic family of :mod:`.seeds`) and random parallel classes of F_2^m
+are the partitions used.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg as sla
+
+from ...uncertainty import UncertaintySet
+from .seeds import subset_directions
+
+__all__ = ["MixtureResult", "PartitionChannels", "dyadic_partitions", "mixture_weights", "partition_channels"]
+
+#: Columns of the random parallel classes of :func:`dyadic_partitions`, per symbol, and at most (a step costs
+#: ~2N² per column: at N = 3 000, 8 192 columns ≈ 1.5·10¹¹ flops).
+CLASS_COLUMNS_PER_SYMBOL: int = 16
+CLASS_COLUMNS_CAP: int = 8192
+#: A channel whose weight falls below this share of the even weight ``1/C`` is dropped for the rest of the run
+#: (the multiplicative algorithm shrinks a useless channel geometrically and never revives it in practice; its
+#: columns cost every later step).
+PRUNE_SHARE: float = 1e-6
+
+
+class PartitionChannels(NamedTuple):
+    """Partition channels side by side: ``columns`` (N × T, each channel's columns sum to the all-ones vector) and
+    ``owner`` (T,), the channel of every column."""
+
+    columns: np.ndarray
+    owner: np.ndarray
+
+
+class MixtureResult(NamedTuple):
+    """Mixture weights: ``seed`` (the matrix channel's), ``weights`` (one per partition channel), the criterion
+    ``tr F⁻¹ − ‖π‖²`` at the prior, and the number of steps taken."""
+
+    seed: float
+    weights: np.ndarray
+    value: float
+    steps: int
+
+
+def partition_channels(uset: UncertaintySet, epsilon: float, partitions: list[np.ndarray]) -> PartitionChannels:
+    """Row-stochastic ε-PML channels, one per partition (a boolean ``L × N`` array of cells covering every symbol
+    once), each cell reported by its largest two-level column over 𝒫 (:func:`~.seeds.subset_directions`).
+
+    The cell columns ``c_j`` of one partition take one value on each cell ``S_i``; the weights ``w`` with
+    ``Σ_j w_j c_j = 1`` solve the L × L system ``M w = 1``, ``M[i, j] = c_j(S_i)``. A partition whose solution is
+    not positive is dropped (its cells cannot all be at their largest ratio at once). Scaling a column keeps its
+    leakage, so every channel is ε-PML over 𝒫 wherever its columns are.
+    """
+    cols, owner = [], []
+    for part in partitions:
+        part = np.asarray(part, dtype=bool)
+        part = part[part.any(axis=1)]
+        if part.shape[0] < 2 or not np.array_equal(part.sum(axis=0), np.ones(part.shape[1], dtype=part.sum(axis=0).dtype)):
+            continue
+        c = subset_directions(uset, epsilon, part)  # (N, L)
+        first = part.argmax(axis=1)  # one symbol of every cell
+        M = c[first, :]  # M[i, j] = c_j on cell i
+        try:
+            w = np.linalg.solve(M, np.ones(M.shape[0]))
+        except np.linalg.LinAlgError:
+            continue
+        if not np.all(w > 0) or not np.all(np.isfinite(w)):
+            continue
+        cols.append(c * w)
+        owner.append(np.full(c.shape[1], len(cols) - 1))
+    if not cols:
+        return PartitionChannels(np.zeros((uset.size, 0)), np.zeros(0, dtype=np.int64))
+    return PartitionChannels(np.hstack(cols), np.concatenate(owner))
+
+
+def dyadic_partitions(n: int, epsilon: float, rng: np.random.Generator, *,
+                      class_columns: int | None = None) -> list[np.ndarray]:
+    """Partitions of the N symbols (boolean ``L × N`` cells) from ``F_2^m``, symbols = the first N non-zero points.
+
+    * Hadamard response's half-sets and their complements, ``{x : ⟨r, x⟩ = 0}`` and ``= 1`` for every r ≠ 0 (Acharya,
+      Sun & Zhang 2019; the dyadic family of :mod:`.seeds`): 2^m − 1 binary partitions.
+    * Random parallel classes of codimension ``j = round(log2(e^ε + 1))`` (the cosets of a random j × m map over F_2,
+      cells of about ``N/(e^ε + 1)`` symbols, as subset selection's optimal support), ``class_columns`` cells in all
+      (default :data:`CLASS_COLUMNS_PER_SYMBOL` · N, at most :data:`CLASS_COLUMNS_CAP`); none when j < 2.
+    """
+    m = max(1, int(math.ceil(math.log2(n + 1))))
+    bits = ((np.arange(1, n + 1, dtype=np.int64)[:, None] >> np.arange(m)) & 1).astype(np.int64)
+    rows = np.arange(1, 2**m, dtype=np.int64)
+    half = ((rows[:, None] >> np.arange(m)) & 1) @ bits.T % 2 == 0  # (2^m − 1, N)
+    parts = [np.vstack([h, ~h]) for h in half if h.any() and not h.all()]
+    j = int(round(math.log2(math.exp(min(epsilon, 700.0)) + 1.0)))
+    budget = min(CLASS_COLUMNS_PER_SYMBOL * n, CLASS_COLUMNS_CAP) if class_columns is None else class_columns
+    if 2 <= j < m:
+        for _ in range(max(0, budget) // 2**j):
+            A = rng.integers(0, 2, size=(j, m))
+            code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset of every symbol
+            cells = code[None, :] == np.arange(2**j)[:, None]
+            cells = cells[cells.any(axis=1)]
+            if cells.shape[0] > 1:
+                parts.append(cells)
+    return parts
+
+
+def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior: np.ndarray, deadline: float,
+                    *, max_steps: int = 200, rtol: float = 1e-5, seed_weight: float = 0.5) -> MixtureResult:
+    """The multiplicative algorithm (module docstring) for ``min tr F(α)⁻¹`` over the mixtures of the seed channel
+    (Fisher information ``seed_fisher``) and the partition channels, at ``prior``.
+
+    Starts at weight ``seed_weight`` on the seed and the rest spread evenly; stops after ``max_steps``, when the
+    criterion falls by less than ``rtol`` relative, or before a step that would end after ``deadline`` (the time
+    of the last step is the estimate). The returned weights are those of the best criterion seen.
+    """
+    n = prior.size
+    U, owner = channels.columns, channels.owner
+    C = int(owner.max()) + 1 if owner.size else 0
+    X = U / np.sqrt(prior @ U)  # F(W) = X Xᵀ for a channel's columns
+    alpha = np.concatenate([[seed_weight if C else 1.0], np.full(C, (1.0 - seed_weight) / max(C, 1))])
+    sq = float(prior @ prior)
+    best = (math.inf, alpha.copy())
+    prev_alpha, prev_val, lam, lam_used = None, math.inf, 1.0, 1.0
+    step_time, steps = 0.0, 0
+    while steps < max_steps:
+        if time.perf_counter() + step_time > deadline:
+            break
+        t0 = time.perf_counter()
+        Xa = X * np.sqrt(alpha[1:][owner])
+        F = alpha[0] * seed_fisher + Xa @ Xa.T
+        try:
+            L = sla.cho_factor(F, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            break
+        Fi = sla.cho_solve(L, np.eye(n), check_finite=False)
+        val = float(np.trace(Fi)) - sq
+        if not math.isfinite(val):
+            break
+        if val < best[0]:
+            best = (val, alpha.copy())
+        if prev_alpha is not None and val > prev_val and lam_used == 0.5:  # rounding: no further progress
+            break
+        if prev_alpha is not None and val > prev_val:  # the λ = 1 step rose: redo it with the proven λ = ½
+            alpha, val, lam = prev_alpha, prev_val, 0.5
+            Xa = X * np.sqrt(alpha[1:][owner])
+            F = alpha[0] * seed_fisher + Xa @ Xa.T
+            Fi = sla.cho_solve(sla.cho_factor(F, lower=True, check_finite=False), np.eye(n), check_finite=False)
+        elif prev_alpha is not None and prev_val - val < rtol * abs(prev_val):
+            steps += 1
+            break
+        live = alpha[1:][owner] > 0.0
+        if not live.all():  # pruned channels: their columns leave every later step
+            X, owner = X[:, live], owner[live]
+        tr = float(np.trace(Fi))
+        d = np.zeros(C + 1)
+        d[0] = float(np.sum((Fi @ seed_fisher) * Fi))
+        B = Fi @ X
+        d[1:] = np.bincount(owner, weights=np.sum(B * B, axis=0), minlength=C)
+        prev_alpha, prev_val = alpha, val
+        alpha = alpha * (np.maximum(d, 0.0) / tr) ** lam
+        alpha /= alpha.sum()
+        alpha[1:][alpha[1:] < PRUNE_SHARE / max(C, 1)] = 0.0
+        alpha /= alpha.sum()
+        lam_used, lam = lam, 1.0
+        steps += 1
+        step_time = time.perf_counter() - t0
+    val, alpha = best
+    return MixtureResult(float(alpha[0]), alpha[1:], val, steps)
