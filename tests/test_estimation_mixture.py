@@ -120,3 +120,14 @@ def test_above_the_column_generation_size_the_mixture_beats_the_ldp_seed(monkeyp
     assert r.info["mixture"]["steps"] >= 1
     assert r.certified_epsilon <= 0.5 + 1e-9
     assert pml.estimation_mse(r.matrix, r.prior) == pytest.approx(r.utility, rel=1e-9)
+
+
+def test_a_non_partition_is_refused_by_name():
+    ball = _ball(6, 0.3, 1)
+    cells = np.array([[1, 1, 0, 0, 0, 0], [0, 1, 1, 1, 1, 1]], dtype=bool)  # symbol 1 in two cells
+    with pytest.raises(ValueError, match=r"partitions\[0\]"):
+        partition_channels(ball, 1.0, [cells])
+    halves = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]], dtype=bool)  # a partition
+    with pytest.raises(ValueError, match=r"partitions\[1\].*6 symbols"):
+        partition_channels(ball, 1.0, [halves, np.ones((1, 5), dtype=bool)])  # 5 symbols, not 6
+    assert partition_channels(ball, 1.0, [halves]).columns.shape == (6, 2)

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ...uncertainty import UncertaintySet
-from .seeds import subset_directions
+from .seeds import _class_codimension, _coset_cells, _f2_points, _hadamard_halves, subset_directions
 
 __all__ = ["MixtureResult", "PartitionChannels", "dyadic_partitions", "mixture_weights", "partition_channels"]
 
@@ -71,14 +71,18 @@ def partition_channels(uset: UncertaintySet, epsilon: float, partitions: list[np
 
     The cell columns ``c_j`` of one partition take one value on each cell ``S_i``; the weights ``w`` with
     ``Σ_j w_j c_j = 1`` solve the L × L system ``M w = 1``, ``M[i, j] = c_j(S_i)``. A partition whose solution is
-    not positive is dropped (its cells cannot all be at their largest ratio at once). Scaling a column keeps its
+    not positive is dropped (its cells cannot all be at their largest ratio at once), as is a single cell (a
+    constant channel); an array that is not a partition of the N symbols is a ``ValueError``. Scaling a column keeps its
     leakage, so every channel is ε-PML over 𝒫 wherever its columns are.
     """
     cols, owner = [], []
-    for part in partitions:
-        part = np.asarray(part, dtype=bool)
+    for i, part in enumerate(partitions):
+        part = np.atleast_2d(np.asarray(part, dtype=bool))
+        if part.shape[1] != uset.size or not np.all(part.sum(axis=0) == 1):
+            raise ValueError(f"partitions[{i}] must be a boolean array of cells × {uset.size} symbols with every "
+                             f"symbol in exactly one cell; got shape {part.shape}")
         part = part[part.any(axis=1)]
-        if part.shape[0] < 2 or not np.array_equal(part.sum(axis=0), np.ones(part.shape[1], dtype=part.sum(axis=0).dtype)):
+        if part.shape[0] < 2:  # one cell: a constant channel, no information
             continue
         c = subset_directions(uset, epsilon, part)  # (N, L)
         first = part.argmax(axis=1)  # one symbol of every cell
@@ -106,19 +110,13 @@ def dyadic_partitions(n: int, epsilon: float, rng: np.random.Generator, *,
       cells of about ``N/(e^ε + 1)`` symbols, as subset selection's optimal support), ``class_columns`` cells in all
       (default :data:`CLASS_COLUMNS_PER_SYMBOL` · N, at most :data:`CLASS_COLUMNS_CAP`); none when j < 2.
     """
-    m = max(1, int(math.ceil(math.log2(n + 1))))
-    bits = ((np.arange(1, n + 1, dtype=np.int64)[:, None] >> np.arange(m)) & 1).astype(np.int64)
-    rows = np.arange(1, 2**m, dtype=np.int64)
-    half = ((rows[:, None] >> np.arange(m)) & 1) @ bits.T % 2 == 0  # (2^m − 1, N)
-    parts = [np.vstack([h, ~h]) for h in half if h.any() and not h.all()]
-    j = int(round(math.log2(math.exp(min(epsilon, 700.0)) + 1.0)))
+    bits = _f2_points(n)
+    parts = [np.vstack([h, ~h]) for h in _hadamard_halves(bits) if h.any() and not h.all()]
+    j = _class_codimension(epsilon)
     budget = min(CLASS_COLUMNS_PER_SYMBOL * n, CLASS_COLUMNS_CAP) if class_columns is None else class_columns
-    if 2 <= j < m:
+    if 2 <= j < bits.shape[1]:
         for _ in range(max(0, budget) // 2**j):
-            A = rng.integers(0, 2, size=(j, m))
-            code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset of every symbol
-            cells = code[None, :] == np.arange(2**j)[:, None]
-            cells = cells[cells.any(axis=1)]
+            cells = _coset_cells(bits, rng.integers(0, 2, size=(j, bits.shape[1])))
             if cells.shape[0] > 1:
                 parts.append(cells)
     return parts
@@ -140,7 +138,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
     alpha = np.concatenate([[seed_weight if C else 1.0], np.full(C, (1.0 - seed_weight) / max(C, 1))])
     sq = float(prior @ prior)
     best = (math.inf, alpha.copy())
-    prev_alpha, prev_val, lam, lam_used = None, math.inf, 1.0, 1.0
+    prev_alpha, prev_val, prev_Fi, lam, lam_used = None, math.inf, None, 1.0, 1.0
     step_time, steps = 0.0, 0
     while steps < max_steps:
         if time.perf_counter() + step_time > deadline:
@@ -161,10 +159,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         if prev_alpha is not None and val > prev_val and lam_used == 0.5:  # rounding: no further progress
             break
         if prev_alpha is not None and val > prev_val:  # the λ = 1 step rose: redo it with the proven λ = ½
-            alpha, val, lam = prev_alpha, prev_val, 0.5
-            Xa = X * np.sqrt(alpha[1:][owner])
-            F = alpha[0] * seed_fisher + Xa @ Xa.T
-            Fi = sla.cho_solve(sla.cho_factor(F, lower=True, check_finite=False), np.eye(n), check_finite=False)
+            alpha, val, Fi, lam = prev_alpha, prev_val, prev_Fi, 0.5
         elif prev_alpha is not None and prev_val - val < rtol * abs(prev_val):
             steps += 1
             break
@@ -176,7 +171,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         d[0] = float(np.sum((Fi @ seed_fisher) * Fi))
         B = Fi @ X
         d[1:] = np.bincount(owner, weights=np.sum(B * B, axis=0), minlength=C)
-        prev_alpha, prev_val = alpha, val
+        prev_alpha, prev_val, prev_Fi = alpha, val, Fi
         alpha = alpha * (np.maximum(d, 0.0) / tr) ** lam
         alpha /= alpha.sum()
         alpha[1:][alpha[1:] < PRUNE_SHARE / max(C, 1)] = 0.0

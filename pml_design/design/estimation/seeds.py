@@ -124,27 +124,48 @@ def ray_seeds(uset: UncertaintySet, epsilon: float, ldp_matrix: np.ndarray, gen:
     return np.hstack([np.ones((n, 1)), subset_directions(uset, epsilon, masks)])
 
 
+def _f2_points(n: int) -> np.ndarray:
+    """The coordinates over F_2 (N × m, ``m = ⌈log2(N + 1)⌉``) of the first N non-zero points of ``F_2^m``."""
+    m = max(1, int(math.ceil(math.log2(n + 1))))
+    return ((np.arange(1, n + 1, dtype=np.int64)[:, None] >> np.arange(m)) & 1).astype(np.int64)
+
+
+def _hadamard_halves(bits: np.ndarray) -> np.ndarray:
+    """Hadamard response's half-sets ``{x : ⟨r, x⟩ = 0}``, one row per ``r ≠ 0`` of ``F_2^m`` (2^m − 1 × N)."""
+    m = bits.shape[1]
+    rbits = ((np.arange(1, 2**m, dtype=np.int64)[:, None] >> np.arange(m)) & 1).astype(np.int64)
+    return (rbits @ bits.T) % 2 == 0
+
+
+def _class_codimension(epsilon: float) -> int:
+    """``j = round(log2(e^ε + 1))``: cosets of a j-dimensional map hold about subset selection's ``N/(e^ε + 1)``."""
+    return int(round(math.log2(math.exp(min(epsilon, 700.0)) + 1.0)))
+
+
+def _coset_cells(bits: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The parallel class of the linear map ``A`` (j × m over F_2): one row per non-empty coset of its kernel."""
+    j = A.shape[0]
+    code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset index of every symbol
+    cells = code[None, :] == np.arange(2**j)[:, None]
+    return cells[cells.any(axis=1)]
+
+
 def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int = 512) -> list[np.ndarray]:
     """Balanced designs from F_2^m (K = 2^m > N points, symbols = the first N non-zero points): the Hadamard
     response (complements of the hyperplanes through 0, Acharya, Sun & Zhang 2019: a 2-design) and random parallel
     classes of codimension j ≈ log2(e^ε + 1) (the cosets of a random j-dimensional linear map: a partition, so
     every symbol is in exactly one subset per class), which approximate subset selection with k ≈ N/(e^ε + 1)."""
-    m = max(1, int(math.ceil(math.log2(n + 1))))
-    pts = np.arange(1, n + 1, dtype=np.int64)
-    bits = ((pts[:, None] >> np.arange(m)) & 1).astype(np.int64)  # (n, m) coordinates over F_2
-    rows = np.arange(1, 2**m, dtype=np.int64)
-    rbits = ((rows[:, None] >> np.arange(m)) & 1).astype(np.int64)
-    groups = [((rbits @ bits.T) % 2 == 0)]  # Hadamard response: {x : <r, x> = 0}, r ≠ 0
-    j = int(round(math.log2(math.exp(epsilon) + 1.0)))
+    bits = _f2_points(n)
+    m = bits.shape[1]
+    groups = [_hadamard_halves(bits)]
+    j = _class_codimension(epsilon)
     classes: list[np.ndarray] = []
     if 2 <= j < m:
         for _ in range(max(1, budget // 2**j)):
             A = rng.integers(0, 2, size=(j, m))
             if np.linalg.matrix_rank(A) < j:  # rank over the reals ≥ rank over F_2 is not enough: retry cheaply
                 continue
-            code = ((bits @ A.T) % 2) @ (1 << np.arange(j))  # the coset index of every symbol
-            cls = code[None, :] == np.arange(2**j)[:, None]
-            cls = cls[cls.any(axis=1)]
+            cls = _coset_cells(bits, A)
             if cls.shape[0] > 1:
                 classes.append(cls)
         if classes:

@@ -133,6 +133,8 @@ def _primes_from(lo: int, count: int) -> list[int]:
 
 
 def _primitive_root(p: int) -> int:
+    if p == 2:  # GF(2)* = {1}
+        return 1
     m, fac, d = p - 1, set(), 2
     while d * d <= m:
         while m % d == 0:
@@ -164,13 +166,9 @@ def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool) -> np.ndar
 
 
 def _affine_incidence(n: int, q: int, m: int) -> np.ndarray:
-    """Incidence (N × b) of the affine hyperplanes of AG(m, q) (q prime), points = the first N vectors."""
-    pts = (np.arange(n)[:, None] // q ** np.arange(m)[None, :]) % q  # (N, m)
-    normals = (np.arange(1, q**m)[:, None] // q ** np.arange(m)[None, :]) % q
-    lead = normals[np.arange(normals.shape[0]), (normals != 0).argmax(axis=1)]
-    normals = normals[lead == 1]  # one normal per direction (first non-zero coordinate 1)
-    vals = (pts @ normals.T) % q  # (N, directions)
-    return (vals[:, :, None] == np.arange(q)[None, None, :]).reshape(n, -1)
+    """Incidence (N × b) of the affine hyperplanes of AG(m, q) (q prime), points = the first N vectors: the affine
+    lift (:func:`_lift_incidence`) of ``D = {0}``, a difference set, over the projective directions."""
+    return _lift_incidence(n, q, m, np.packbits(np.arange(q) == 0).tobytes(), q - 1)
 
 
 #: Largest order of cyclotomic classes tried in the affine lifts (2^(e−1) class unions each).
@@ -315,8 +313,8 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
     """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max_outputs`` blocks.
 
     Candidates (module docstring): GRR, Hadamard response, all k-subsets (when few), cyclotomic 2-designs on the
-    primes just above N, affine hyperplanes of AG(m, q), and affine lifts of cyclotomic base sets over GF(q)^m. Its ``mse`` is exact for the pure-protocol estimator
-    (:func:`pair_balanced_mse`); the MLE on the same channel has asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse``
+    primes just above N, affine hyperplanes of AG(m, q), and affine lifts of cyclotomic base sets over GF(q)^m. Its
+    ``mse`` is exact for the pure-protocol estimator (:func:`pair_balanced_mse`); the MLE on the same channel has asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse``
     (Cramér–Rao: the estimator is unbiased).
 
     Returns
