@@ -9,9 +9,11 @@ is monotone in the time spent and never above the compact LDP channel's error.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -270,10 +272,9 @@ def design_frequency_estimation(
         best.offer(seed.matrix, "ldp_seed")
         t_offer = time.perf_counter() - t_offer
         seed_value = best.value
-        mixture = not d_opt and n <= MIXTURE_MAX_N
-        G_seed = (fisher_information(seed.matrix, prior) if time.perf_counter() < deadline
-                  and (mixture or n <= MAX_COLUMN_GENERATION_N) else None)  # both stages start from it
-        if mixture and time.perf_counter() < deadline:
+        # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
+        G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
+        if not d_opt and n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
             _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen, deadline, t_offer, state,
                            MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
         if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
@@ -283,8 +284,8 @@ def design_frequency_estimation(
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
 
 
-def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: np.ndarray, best: _Incumbent, gen,
-                   deadline: float, offer_seconds: float, state: dict, steps: int) -> None:
+def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[], np.ndarray], best: _Incumbent,
+                   gen, deadline: float, offer_seconds: float, state: dict, steps: int) -> None:
     """The best mixture of the LDP seed and the ε-PML partition channels (:mod:`.mixture`), offered to ``best``.
 
     The mixture stops early enough for its offer and the clean-up's (each about the seed's offer, scaled by the
@@ -296,7 +297,7 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: np.ndarray,
     reserve = 2.0 * offer_seconds * (1.0 + pc.columns.shape[1] / W_seed.shape[1])
     if time.perf_counter() + reserve >= deadline:
         return
-    res = mixture_weights(G_seed, pc, prior, deadline - reserve, max_steps=steps)
+    res = mixture_weights(G_seed(), pc, prior, deadline - reserve, max_steps=steps)
     state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
                         "value": res.value}
     w = res.weights[pc.owner]
@@ -351,10 +352,10 @@ def _offer_cleaned(best: _Incumbent) -> None:
         best.offer(W, best.source + " (cleaned)", rtol=1e-6)
 
 
-def _column_generation(uset, epsilon, util, prior, seed, G_seed: np.ndarray, best: _Incumbent, state: dict, gen,
-                       deadline: float, max_iter: int, bar, time_limit: float) -> None:
+def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np.ndarray], best: _Incumbent,
+                       state: dict, gen, deadline: float, max_iter: int, bar, time_limit: float) -> None:
     """Rounds of master + pricing; every master iterate is certified and offered to ``best``; fills ``state``.
-    ``G_seed``: the LDP seed's Fisher information, the master's matrix column."""
+    ``G_seed()``: the LDP seed's Fisher information, the master's matrix column."""
     n = uset.size
     d_opt = util.criterion == "D"
     R_all = _all_rays(uset, epsilon, prior) if time.perf_counter() < deadline else None
@@ -364,7 +365,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: np.ndarray, bes
     cap = max(2 * n, MASTER_COLUMNS)  # generated columns kept between rounds
     V = ray_seeds(uset, epsilon, seed.matrix, gen, budget=n)
     V = V / (prior @ V)
-    G = G_seed[None]
+    G = G_seed()[None]
     x = np.concatenate([np.full(V.shape[1], 1e-6 / V.shape[1]), [1.0]])  # all weight on the LDP seed: feasible
     density = float(np.mean(seed.matrix > seed.matrix.min(axis=0) * (1 + 1e-9)))
     W_seed = seed.matrix
