@@ -189,8 +189,19 @@ class L1Ball(UncertaintySet):
         order, taken, receiver, moved = self._greedy(c)
         m_idx = np.arange(c.shape[1])
         c_sorted = np.take_along_axis(c, order, axis=0)
-        # Q·c with Q = P̂ − taken + moved·e_receiver; all terms >= 0 (no cancellation)
-        keep = self.center[order] - taken
+        # Q·c with Q = P̂ − taken + moved·e_receiver; all terms >= 0
+        avail = self.center[order]
+        keep = avail - taken
+        # the donor emptied only in part keeps (P̂ of the donors so far) − β/2, which cancels where the radius is near
+        # twice that mass: what it keeps is lowered by a bound on the rounding of the running sum and of the two
+        # subtractions, so the value is never above the exact one beyond the rounding of the final sum of
+        # non-negative terms (a capacity is never understated; without it, 18 % above where the exact value is
+        # 5e-16). Donors emptied whole keep exactly 0 (avail − avail), the others exactly their mass.
+        err = (avail.shape[0] + 3) * np.finfo(float).eps
+        partial = (taken > 0.0) & (keep > 0.0)
+        if partial.any():
+            cum = np.cumsum(avail, axis=0)
+            keep = np.where(partial, np.maximum(keep - err * cum, 0.0), keep)
         # the receiver may itself have given mass (only when its c equals the max); handled exactly
         return np.maximum((keep * c_sorted).sum(axis=0), 0.0) + moved * c[receiver, m_idx]
 
