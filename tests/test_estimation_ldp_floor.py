@@ -296,3 +296,88 @@ def test_a_max_iter_stop_returns_early_with_a_bound():
     assert res.info["iterations"] == 2 and not res.info["rays_enumerated"]
     assert wall < 10.0, wall
     assert np.isfinite(res.lower_bound) and res.lower_bound <= res.utility
+
+
+@pytest.mark.parametrize("n, eps", [(30, 1.0), (300, 2.0), (300, 4.0)])
+def test_ranked_candidates_start_with_the_compact_channel(n, eps):
+    """The ranking's first is compact_ldp_channel's choice; the others are distinct families within rtol of it by
+    closed form, and build_candidate builds each with the variance listed; an unknown name is a ValueError."""
+    p = _zipf(n)
+    ranked = opt.ranked_candidates(n, eps, p, max_outputs=8 * n, count=4, rtol=0.05)
+    assert ranked[0][0] == opt.compact_ldp_channel(n, eps, p, max_outputs=8 * n).name
+    assert len({r[0] for r in ranked}) == len(ranked) <= 4
+    assert all(r[2] <= ranked[0][2] * 1.05 for r in ranked) and [r[2] for r in ranked] == sorted(r[2] for r in ranked)
+    for name, b, mse in ranked:
+        ch = opt.build_candidate(n, eps, p, name, max_outputs=8 * n)
+        assert ch.mse == pytest.approx(mse, rel=1e-12) and ch.b == b
+        np.testing.assert_allclose(ch.matrix.sum(axis=1), 1.0, atol=1e-12)
+    with pytest.raises(ValueError, match="name"):
+        opt.build_candidate(n, eps, p, "cyclotomic(p=2)", max_outputs=8 * n)
+
+
+def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
+    """Zipf 300, ε = 2: the closed form's first (cyclotomic e = 9) has a larger MLE error at the prior than its
+    second (e = 8); the design seeds with the second. Exact errors recomputed here from the built channels."""
+    from pml_design.design.estimation import api
+
+    n, eps = 300, 2.0
+    p = _zipf(n)
+    ball = pml.L1Ball(p, 0.05)
+    res = design_frequency_estimation(ball, eps, pml.FrequencyEstimation(), p, time_limit=3.0, max_iter=1)
+    seeds = res.info["seeds"]
+    mo = min(api.LDP_OUTPUTS_CAP, max(4096, api.LDP_OUTPUTS_PER_SYMBOL * n))  # the design's output budget
+    ranked = opt.ranked_candidates(n, eps, p, max_outputs=mo, count=api.SEED_CANDIDATES, rtol=api.SEED_RTOL)
+    assert list(seeds) == [r[0] for r in ranked]
+    exact = {name: pml.estimation_mse(opt.build_candidate(n, eps, p, name, max_outputs=mo).matrix, p)
+             for name in seeds}
+    for name in seeds:
+        assert seeds[name] == pytest.approx(exact[name], rel=1e-9)
+    chosen = min(exact, key=exact.get)
+    assert res.info["ldp_seed"] == chosen != ranked[0][0]  # power: the closed form alone picks another
+    assert res.info["best_seed_value"] == pytest.approx(exact[chosen], rel=1e-9)
+    assert res.utility <= exact[chosen] * (1 + 1e-9)
+
+
+def test_a_limit_too_short_for_the_next_seed_ends_the_call_with_the_best_seed(monkeypatch):
+    """When the next candidate does not fit before the deadline, nothing else runs (every limit runs the same stages
+    in the same order, so a longer limit is never worse): the result is the best seed evaluated, certified."""
+    from pml_design.design.estimation import api
+
+    n, eps = 300, 2.0
+    p = _zipf(n)
+    ball = pml.L1Ball(p, 0.05)
+    real = api._rank_seeds
+
+    def expired(*args, **kw):  # the same call with its deadline already passed
+        args = list(args)
+        args[6] = time.perf_counter()  # (the deadline)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(api, "_rank_seeds", expired)
+    res = design_frequency_estimation(ball, eps, pml.FrequencyEstimation(), p, time_limit=30.0)
+    assert res.info["iterations"] == 0 and res.info["mixture"] is None and res.info["source"] == "ldp_seed"
+    assert list(res.info["seeds"]) == [res.info["ldp_seed"]]
+    assert res.solve_time < 10
+    assert pml.leakage_capacity(res.matrix, ball) <= eps + 1e-12
+
+
+def test_symbols_spread_over_the_points_keep_r_lambda_and_lower_the_mle_error():
+    """The N symbols sit on a fixed pseudo-random N of the v points: r and λ counted on the incidence are unchanged
+    (the closed form holds), the channel is reproducible, and at a skewed prior the MLE's error is lower than with
+    the symbols on the first N points (Zipf 1 000, ε = 4, AG(2, 53): 0.892 → 0.867 of the LDP optimum)."""
+    n, q, eps = 1000, 53, 4.0
+    p = _zipf(n)
+    emb = opt._embedding(n, q * q)
+    assert len(set(emb.tolist())) == n and emb.max() < q * q
+    np.testing.assert_array_equal(emb, opt._embedding(n, q * q))
+    spread = opt._affine_incidence(n, q, 2, emb)
+    first = opt._affine_incidence(n, q, 2)
+    for inc in (spread, first):
+        gram = inc.astype(np.int64) @ inc.T.astype(np.int64)
+        assert np.all(np.diag(gram) == q + 1) and np.all(gram[~np.eye(n, dtype=bool)] == 1)
+    ldp = opt.ldp_optimum(n, eps, p).mse
+    e_spread = pml.estimation_mse(opt._channel_from_blocks(spread, eps), p) / ldp
+    e_first = pml.estimation_mse(opt._channel_from_blocks(first, eps), p) / ldp
+    assert e_spread < e_first - 0.02
+    np.testing.assert_allclose(opt.build_candidate(n, eps, p, "AG(2,53)", max_outputs=8 * n).matrix,
+                               opt._channel_from_blocks(spread, eps), rtol=0, atol=0)  # the design's channel

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...mechanisms.frequency_oracles.fisher import fisher_information
-from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum
+from ...mechanisms.frequency_oracles.optimum import build_candidate, compact_ldp_channel, ldp_optimum, ranked_candidates
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
@@ -104,6 +104,13 @@ MIXTURE_MAX_N: int = 4000
 #: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
 MIXTURE_STEPS: int = 100
 MIXTURE_STEPS_LARGE: int = 1000
+#: The seed is the compact LDP channel with the smallest *exact* error at the prior among the first SEED_CANDIDATES
+#: families by closed form (within SEED_RTOL of the best), up to SEED_RANK_MAX_N symbols (docs/design.md §7: the
+#: closed form ranks by the unbiased estimator's variance, the design by the MLE's). Always the same candidates, so
+#: every time limit evaluates them in the same order; a limit too short for the next one ends the call there.
+SEED_CANDIDATES: int = 3
+SEED_RTOL: float = 0.02
+SEED_RANK_MAX_N: int = 4000
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -138,6 +145,7 @@ class _Incumbent:
         self.uset, self.epsilon, self.util, self.prior = uset, epsilon, util, prior
         self.cert = None
         self.value = math.inf
+        self.last = math.inf  # the criterion of the last design offered
         self.source = ""
 
     def offer(self, W: np.ndarray, source: str, rtol: float = 1e-9) -> bool:
@@ -146,6 +154,7 @@ class _Incumbent:
         W = W / W.sum(axis=1, keepdims=True)
         cert = certify(W, self.uset, self.epsilon, drop_empty_columns=True)
         value = float(self.util.value(cert.matrix, self.prior))
+        self.last = value
         better = value < self.value
         if self.cert is None or better or (value <= self.value * (1 + rtol) and cert.matrix.shape[1] < self.cert.matrix.shape[1]):
             self.cert, self.value, self.source = cert, value, source
@@ -266,12 +275,18 @@ def design_frequency_estimation(
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
     # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
+        t_build = time.perf_counter()
         seed = compact_ldp_channel(n, epsilon, prior, max_outputs=max_outputs)
+        t_build = time.perf_counter() - t_build
         best = _Incumbent(uset, epsilon, util, prior)
         t_offer = time.perf_counter()
         best.offer(seed.matrix, "ldp_seed")
         t_offer = time.perf_counter() - t_offer
+        seed, out_of_time, t_offer = _rank_seeds(n, epsilon, prior, max_outputs, seed, best, deadline, t_build,
+                                                 t_offer, state)
         seed_value = best.value
+        if out_of_time:
+            deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
         # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
         G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
         if not d_opt and n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
@@ -282,6 +297,33 @@ def design_frequency_estimation(
                                progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
+
+
+def _rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed, best: _Incumbent,
+                deadline: float, build_seconds: float, offer_seconds: float, state: dict):
+    """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) and keep as the seed the one
+    the incumbent found best by its exact error: (seed, out of time, the seconds its offer took). Out of time when
+    the limit cannot fit the next one (each is estimated at 1.5 × the first seed's build and offer, scaled up by its
+    outputs)."""
+    if n > SEED_RANK_MAX_N:
+        return seed, False, offer_seconds
+    ranked = ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=SEED_CANDIDATES, rtol=SEED_RTOL)
+    tried = {seed.name: best.value}
+    first, per_seed = seed.matrix.shape[1], build_seconds + offer_seconds
+    out_of_time = False
+    for name, outputs, _ in ranked:
+        if name in tried:
+            continue
+        if time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / first) >= deadline:
+            out_of_time = True
+            break
+        alt = build_candidate(n, epsilon, prior, name, max_outputs=max_outputs)
+        t = time.perf_counter()
+        if best.offer(alt.matrix, "ldp_seed"):
+            seed, offer_seconds = alt, time.perf_counter() - t
+        tried[name] = best.last
+    state["seeds"] = tried
+    return seed, out_of_time, offer_seconds
 
 
 def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[], np.ndarray], best: _Incumbent,
@@ -551,6 +593,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "background_bound": state.get("background_bound"),
             "search_escalations": int(state.get("level", 0)),
             "mixture": state.get("mixture"),
+            "seeds": state.get("seeds"),
         },
     )
     warn_result_gap(res, time_limit)  # the one gap warning of every method: above 1 % or unknown

@@ -47,7 +47,8 @@ from .hadamard import hadamard_response
 from .hashing import olh
 from ...priors import subset_selection_constants
 
-__all__ = ["LdpOptimum", "PairBalancedChannel", "compact_ldp_channel", "ldp_optimum", "pair_balanced_mse"]
+__all__ = ["LdpOptimum", "PairBalancedChannel", "build_candidate", "compact_ldp_channel", "ldp_optimum",
+           "pair_balanced_mse", "ranked_candidates"]
 
 
 class LdpOptimum(NamedTuple):
@@ -146,14 +147,15 @@ def _primitive_root(p: int) -> int:
     return next(g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in fac))
 
 
-def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool) -> np.ndarray:
-    """Incidence (N × b) of the translates of ``S_i = ∪_{j<c} C_{i+j}`` (∪ {0} if ``zero``), i < e, restricted to N."""
+def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool, points: np.ndarray | None = None) -> np.ndarray:
+    """Incidence (N × b) of the translates of ``S_i = ∪_{j<c} C_{i+j}`` (∪ {0} if ``zero``), i < e, restricted to N
+    points (``points``, default the first N; symbol x sits on ``points[x]``)."""
     g = _primitive_root(p)
     logs = np.empty(p, dtype=np.int64)
     logs[np.array([pow(g, t, p) for t in range(p - 1)])] = np.arange(p - 1)
     cls = np.full(p, -1, dtype=np.int64)
     cls[1:] = logs[1:] % e
-    x = np.arange(n)
+    x = np.arange(n) if points is None else np.asarray(points[:n], dtype=np.int64)
     shifts = np.arange(p)
     diff = (x[:, None] - shifts[None, :]) % p  # (N, p): x − b
     blocks = []
@@ -165,10 +167,10 @@ def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool) -> np.ndar
     return np.hstack(blocks)
 
 
-def _affine_incidence(n: int, q: int, m: int) -> np.ndarray:
-    """Incidence (N × b) of the affine hyperplanes of AG(m, q) (q prime), points = the first N vectors: the affine
-    lift (:func:`_lift_incidence`) of ``D = {0}``, a difference set, over the projective directions."""
-    return _lift_incidence(n, q, m, np.packbits(np.arange(q) == 0).tobytes(), q - 1)
+def _affine_incidence(n: int, q: int, m: int, points: np.ndarray | None = None) -> np.ndarray:
+    """Incidence (N × b) of the affine hyperplanes of AG(m, q) (q prime), points as in :func:`_lift_incidence`: the
+    affine lift of ``D = {0}``, a difference set, over the projective directions."""
+    return _lift_incidence(n, q, m, np.packbits(np.arange(q) == 0).tobytes(), q - 1, points)
 
 
 #: Largest order of cyclotomic classes tried in the affine lifts (2^(e−1) class unions each).
@@ -224,16 +226,18 @@ def _lift_params(q: int, m: int, k: int, h: int) -> tuple[int, int, int]:
     return reps * q, reps * k, lam
 
 
-def _lift_incidence(n: int, q: int, m: int, base: bytes, h: int) -> np.ndarray:
-    """Incidence (N × b) of the affine lift of ``D`` (packed in ``base``) over ``GF(q)^m``, points = the first N
-    vectors (base-q digits); see :func:`_lift_params`."""
+def _lift_incidence(n: int, q: int, m: int, base: bytes, h: int, points: np.ndarray | None = None) -> np.ndarray:
+    """Incidence (N × b) of the affine lift of ``D`` (packed in ``base``) over ``GF(q)^m``, restricted to N points
+    (``points``, vectors numbered by their base-q digits; default the first N; symbol x sits on ``points[x]``); see
+    :func:`_lift_params`."""
     D = np.unpackbits(np.frombuffer(base, dtype=np.uint8), count=q).astype(bool)
     g = _primitive_root(q)
     cosets = np.array([pow(g, j, q) for j in range((q - 1) // h)])
     vecs = (np.arange(1, q**m)[:, None] // q ** np.arange(m)[None, :]) % q
     lead = vecs[np.arange(vecs.shape[0]), (vecs != 0).argmax(axis=1)]
     normals = vecs[np.isin(lead, cosets)]  # (q^m − 1)/h of them
-    pts = (np.arange(n)[:, None] // q ** np.arange(m)[None, :]) % q
+    idx = np.arange(n) if points is None else np.asarray(points[:n], dtype=np.int64)
+    pts = (idx[:, None] // q ** np.arange(m)[None, :]) % q
     vals = (pts @ normals.T) % q  # (N, reps)
     return D[(vals[:, :, None] - np.arange(q)[None, None, :]) % q].reshape(n, -1)
 
@@ -272,7 +276,8 @@ def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int
                     r = e * k  # p·e blocks of size k over p points: r = b k / v
                     lam = r * (k - 1) // (p - 1)
                     out.append((f"cyclotomic(p={p},e={e},c={c}{',0' if zero else ''})", p * e, r, lam,
-                                lambda p=p, e=e, c=c, zero=zero: _cyclotomic_incidence(n, p, e, c, zero)))
+                                lambda p=p, e=e, c=c, zero=zero: _cyclotomic_incidence(n, p, e, c, zero,
+                                                                                       _embedding(n, p))))
     for q in _primes_from(2, 60):
         m = max(2, math.ceil(math.log(n, q) - 1e-12))
         while q**m < n:
@@ -281,7 +286,7 @@ def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int
         if b <= max_outputs:
             r = (q**m - 1) // (q - 1)
             lam = (q ** (m - 1) - 1) // (q - 1)
-            out.append((f"AG({m},{q})", b, r, lam, lambda q=q, m=m: _affine_incidence(n, q, m)))
+            out.append((f"AG({m},{q})", b, r, lam, lambda q=q, m=m: _affine_incidence(n, q, m, _embedding(n, q**m))))
     for q in _primes_from(3, 60):
         m = 2
         while q**m < n:
@@ -292,8 +297,24 @@ def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int
             b, r, lam = _lift_params(q, m, k, h)
             if b <= max_outputs:
                 out.append((f"lift(q={q},m={m},k={k},h={h})", b, r, lam,
-                            lambda q=q, m=m, base=base, h=h: _lift_incidence(n, q, m, base, h)))
+                            lambda q=q, m=m, base=base, h=h: _lift_incidence(n, q, m, base, h,
+                                                                             _embedding(n, q**m))))
     return out
+
+
+#: Seed of the fixed pseudo-random placement of the N symbols on a family's v ≥ N points (:func:`_embedding`).
+EMBEDDING_SEED: int = 20261126
+
+
+def _embedding(n: int, v: int) -> np.ndarray:
+    """The points the N symbols sit on (symbol x on the x-th entry): N of the v points, in a fixed pseudo-random
+    order (seeded, so every channel is reproducible).
+
+    Any N of a 2-design's points, in any order, keep (r, λ) and hence the closed-form variance. The MLE's error at a
+    skewed prior is lower with the symbols spread at random than on the first N points, where the heaviest symbols
+    share the blocks of one direction (Zipf, MLE error / LDP optimum: N = 1 000, ε = 4, AG(2, 53) 0.892 → 0.867;
+    N = 3 000, ε = 4, AG(2, 67) 0.935 → 0.922; ε = 2, a lift 0.971 → 0.968; docs/ldp.md §6)."""
+    return np.random.default_rng([EMBEDDING_SEED, n, v]).permutation(v)[:n]
 
 
 def _all_subsets(n: int, k: int) -> np.ndarray:
@@ -307,6 +328,53 @@ def _best_candidate(n: int, epsilon: float, p: np.ndarray, max_outputs: int):
     """(name, b, r, λ, builder) of :func:`compact_ldp_channel`'s choice, before anything is built (b: its outputs)."""
     return min(_candidates(n, epsilon, max(int(max_outputs), n)),
                key=lambda c: pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p))
+
+
+def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096, count: int = 3,
+                      rtol: float = 0.02) -> list[tuple[str, int, float]]:
+    """The best ``count`` pair-balanced families within the budget, by their exact estimator variance: ``(name,
+    outputs, mse)``, best first, each within ``rtol`` (relative) of the best, one per family and base set.
+
+    The closed form ranks the channels by the unbiased estimator's variance (:func:`pair_balanced_mse`); the MLE's
+    error at the prior (``tr F⁻¹ − ‖P‖²``, docs/design.md §7) can rank two near channels the other way round (Zipf
+    3 000, ε = 2: a lift 0.1 % above the LDP optimum in closed form, 0.980 × it by the MLE, against a cyclotomic
+    channel 1.1 % above and 0.972 ×), so the estimation design evaluates the first few exactly
+    (:func:`build_candidate` builds one by name).
+
+    Implements: docs/ldp.md §6 (the families and their ``(b, r, λ)``).
+    """
+    p = np.asarray(prior, dtype=float)
+    scored = sorted(((pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p), c[0], c[1])
+                     for c in _candidates(n, epsilon, max(int(max_outputs), n))), key=lambda t: t[0])  # (stable: the
+    # first is compact_ldp_channel's choice, ties included)
+    out: list[tuple[str, int, float]] = []
+    for mse, name, b in scored:
+        if len(out) >= count or mse > scored[0][0] * (1.0 + rtol):
+            break
+        if all(name != o[0] for o in out):
+            out.append((name, b, float(mse)))
+    return out
+
+
+def build_candidate(n: int, epsilon: float, prior: np.ndarray, name: str, *,
+                    max_outputs: int = 4096) -> PairBalancedChannel:
+    """The channel of family ``name`` (as :func:`ranked_candidates` names it) within the same budget.
+
+    Implements: docs/ldp.md §6."""
+    p = np.asarray(prior, dtype=float)
+    for cand in _candidates(n, epsilon, max(int(max_outputs), n)):
+        if cand[0] == name:
+            return _build(n, epsilon, p, cand)
+    raise ValueError(f"name must be a candidate within max_outputs={max_outputs} at N={n}, got {name!r}")
+
+
+def _build(n: int, epsilon: float, p: np.ndarray, cand) -> PairBalancedChannel:
+    name, b, r, lam, build = cand
+    if name == "HR":
+        W = hadamard_response(n, epsilon)._channel()
+    else:
+        W = _channel_from_blocks(build(), epsilon)  # type: ignore[operator]
+    return PairBalancedChannel(name, W, pair_balanced_mse(n, b, r, lam, epsilon, p), b, r, lam)
 
 
 def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096) -> PairBalancedChannel:
@@ -323,9 +391,4 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
         ``matrix`` (N × M, row-stochastic, ε-LDP), ``mse``, and the family's ``(b, r, λ)``.
     """
     p = np.asarray(prior, dtype=float)
-    name, b, r, lam, build = _best_candidate(n, epsilon, p, max_outputs)
-    if name == "HR":
-        W = hadamard_response(n, epsilon)._channel()
-    else:
-        W = _channel_from_blocks(build(), epsilon)  # type: ignore[operator]
-    return PairBalancedChannel(name, W, pair_balanced_mse(n, b, r, lam, epsilon, p), b, r, lam)
+    return _build(n, epsilon, p, _best_candidate(n, epsilon, p, max_outputs))
