@@ -131,3 +131,28 @@ def test_a_non_partition_is_refused_by_name():
     with pytest.raises(ValueError, match=r"partitions\[1\].*6 symbols"):
         partition_channels(ball, 1.0, [halves, np.ones((1, 5), dtype=bool)])  # 5 symbols, not 6
     assert partition_channels(ball, 1.0, [halves]).columns.shape == (6, 2)
+
+
+def test_mixture_weights_refuses_bad_input_by_name():
+    ball = _ball(6, 0.3, 1)
+    prior = ball.center
+    halves = np.array([[1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 1, 1]], dtype=bool)
+    pc = partition_channels(ball, 1.0, [halves])
+    G0 = fisher_information(np.eye(6), prior)
+    far = time.perf_counter() + 10
+    with pytest.raises(ValueError, match="seed_fisher must be 6 x 6"):
+        mixture_weights(G0[:5, :5], pc, prior, far)
+    with pytest.raises(ValueError, match="channels must hold 6-row columns"):
+        mixture_weights(G0, pc._replace(columns=pc.columns[:5]), prior, far)
+    with pytest.raises(ValueError, match="channels must hold"):
+        mixture_weights(G0, pc._replace(owner=pc.owner[:1]), prior, far)
+    with pytest.raises(ValueError, match="prior"):
+        mixture_weights(G0, pc, np.r_[prior[:5], 0.0] / prior[:5].sum(), far)
+    with pytest.raises(ValueError, match="seed_weight"):
+        mixture_weights(G0, pc, prior, far, seed_weight=0.0)
+    with pytest.raises(ValueError, match="max_steps"):
+        mixture_weights(G0, pc, prior, far, max_steps=-1)
+    with pytest.raises(ValueError, match="rtol"):
+        mixture_weights(G0, pc, prior, far, rtol=-1e-3)
+    res = mixture_weights(G0, pc, prior, far)  # the same call with good input runs
+    assert math.isfinite(res.value) and res.seed + res.weights.sum() == pytest.approx(1.0)

@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
+from ..._validation import check_positive_int, check_positive_real, check_probability_vector
 from ...uncertainty import UncertaintySet
 from .seeds import _class_codimension, _coset_cells, _f2_points, _hadamard_halves, subset_directions
 
@@ -130,8 +131,26 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
     Starts at weight ``seed_weight`` on the seed and the rest spread evenly; stops after ``max_steps``, when the
     criterion falls by less than ``rtol`` relative, or before a step that would end after ``deadline`` (the time
     of the last step is the estimate). The returned weights are those of the best criterion seen.
+
+    Raises
+    ------
+    ValueError
+        A prior that is not a positive probability vector, a ``seed_fisher`` that is not N × N or a ``channels``
+        whose columns do not have N rows and one owner each, ``seed_weight`` outside (0, 1], a negative ``rtol`` or
+        ``max_steps``.
     """
+    prior = check_probability_vector(prior, "prior", full_support=True)
     n = prior.size
+    if np.shape(seed_fisher) != (n, n):
+        raise ValueError(f"seed_fisher must be {n} x {n} (the prior's size), got shape {np.shape(seed_fisher)}")
+    cols, own = np.asarray(channels.columns), np.asarray(channels.owner)
+    if cols.ndim != 2 or cols.shape[0] != n or own.shape != (cols.shape[1],):
+        raise ValueError(f"channels must hold {n}-row columns with one owner each, got columns of shape {cols.shape} "
+                         f"and owners of shape {own.shape}")
+    if not 0.0 < float(seed_weight) <= 1.0:
+        raise ValueError(f"seed_weight must be in (0, 1], got {seed_weight!r}")
+    max_steps = check_positive_int(max_steps, "max_steps", minimum=0)
+    rtol = check_positive_real(rtol, "rtol", allow_zero=True)
     U, owner = channels.columns, channels.owner
     C = int(owner.max()) + 1 if owner.size else 0
     X = U / np.sqrt(prior @ U)  # F(W) = X Xᵀ for a channel's columns
