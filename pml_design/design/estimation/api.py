@@ -339,7 +339,10 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     reserve = 2.0 * offer_seconds * (1.0 + pc.columns.shape[1] / W_seed.shape[1])
     if time.perf_counter() + reserve >= deadline:
         return
-    res = mixture_weights(G_seed(), pc, prior, deadline - reserve, max_steps=steps)
+    G0 = G_seed()  # (N²·outputs: seconds at N = 4 000, so the time is checked again after it)
+    if time.perf_counter() + reserve >= deadline:
+        return
+    res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps)
     state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
                         "value": res.value}
     w = res.weights[pc.owner]
