@@ -156,3 +156,50 @@ def test_mixture_weights_refuses_bad_input_by_name():
         mixture_weights(G0, pc, prior, far, rtol=-1e-3)
     res = mixture_weights(G0, pc, prior, far)  # the same call with good input runs
     assert math.isfinite(res.value) and res.seed + res.weights.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_d_criterion_weights_match_a_second_solver(eps):
+    """The D-criterion update α_c ← α_c tr(F⁻¹F_c)/N: its value is log det F⁻¹ of the assembled matrix (another
+    path), it never rises from step to step (Titterington), and SciPy's SLSQP on the same blocks agrees."""
+    n = 8
+    ball = _ball(n, 0.4, 11)
+    prior = ball.center
+    seed = opt.compact_ldp_channel(n, eps, prior, max_outputs=64).matrix
+    pc = partition_channels(ball, eps, dyadic_partitions(n, eps, np.random.default_rng(1), class_columns=32))
+    G0 = fisher_information(seed, prior)
+    res = mixture_weights(G0, pc, prior, time.perf_counter() + 30, max_steps=5000, rtol=1e-13, criterion="D")
+    W = _assemble(seed, pc, res)
+    assert res.value == pytest.approx(pml.FrequencyEstimation("D").value(W, prior), rel=1e-9, abs=1e-9)
+    values = [mixture_weights(G0, pc, prior, time.perf_counter() + 30, max_steps=k, rtol=0, criterion="D").value
+              for k in (1, 2, 4, 8, 16)]
+    assert all(b <= a + 1e-12 for a, b in zip(values, values[1:]))
+    C = int(pc.owner.max()) + 1
+    blocks = [G0] + [fisher_information(pc.columns[:, pc.owner == c], prior) for c in range(C)]
+
+    def f(a):
+        return -float(np.linalg.slogdet(sum(ai * B for ai, B in zip(a, blocks)))[1])
+
+    sol = minimize(f, np.full(C + 1, 1.0 / (C + 1)), method="SLSQP", bounds=[(0, 1)] * (C + 1),
+                   constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}], options={"ftol": 1e-14, "maxiter": 2000})
+    assert res.value <= sol.fun + 1e-4 * abs(sol.fun) + 1e-6
+    assert res.value >= sol.fun - 1e-3 * abs(sol.fun) - 1e-6
+    with pytest.raises(ValueError, match="criterion"):
+        mixture_weights(G0, pc, prior, time.perf_counter() + 30, criterion="E")
+
+
+def test_d_criterion_design_above_the_column_generation_size_uses_the_mixture(monkeypatch):
+    """Under the D criterion, above MAX_COLUMN_GENERATION_N the design is the best certified of the seed and the
+    mixture (it used to be the seed alone): certified, its log det from another path, below the seed's."""
+    monkeypatch.setattr(api, "MAX_COLUMN_GENERATION_N", 30)
+    n = 60
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    p /= p.sum()
+    sample = np.random.default_rng(0).choice(n, size=5000, p=p)
+    res = pml.design_from_samples(sample, n, epsilon=0.5, delta=1e-6,
+                                  utility=pml.FrequencyEstimation("D"), allow_zero=True,
+                                  solver_options={"time_limit": 5.0}).result
+    assert res.info["mixture"]["steps"] >= 1 and res.info["source"].startswith("mixture")
+    assert res.utility < res.info["best_seed_value"]
+    assert res.certified_epsilon <= 0.5 + 1e-9
+    assert pml.FrequencyEstimation("D").value(res.matrix, res.prior) == pytest.approx(res.utility, rel=1e-9)

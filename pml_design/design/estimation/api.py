@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...mechanisms.frequency_oracles.fisher import fisher_information
-from ...mechanisms.frequency_oracles.optimum import build_candidate, compact_ldp_channel, ldp_optimum, ranked_candidates
+from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
@@ -32,7 +32,8 @@ from .mixture import dyadic_partitions, mixture_weights, partition_channels
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
-from .seeds import ray_seeds
+from .seeds import SEED_CANDIDATES, SEED_RANK_MAX_N, SEED_RTOL, ray_seeds
+from .seeds import rank_seeds as _rank_seeds
 
 __all__ = ["design_frequency_estimation"]
 
@@ -96,7 +97,7 @@ EVALUATION_LENIENCY: float = 0.8
 #: column starts at (docs/design.md §7: fewer columns, cheaper Newton steps, more rounds).
 MASTER_COLUMNS: int = 400
 NEW_WEIGHT: float = 1e-5
-#: The first-order master of :mod:`.mixture` (A criterion): the best mixture of the LDP seed and ε-PML partition
+#: The first-order master of :mod:`.mixture` (A or D criterion): the best mixture of the LDP seed and ε-PML partition
 #: channels, a candidate beside the column generation and, above MAX_COLUMN_GENERATION_N, instead of it, up to this
 #: many symbols (a step costs ~N³ + N²·outputs: ~4 s at N = 3 000). docs/design.md §7.5.
 MIXTURE_MAX_N: int = 4000
@@ -104,13 +105,6 @@ MIXTURE_MAX_N: int = 4000
 #: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
 MIXTURE_STEPS: int = 100
 MIXTURE_STEPS_LARGE: int = 1000
-#: The seed is the compact LDP channel with the smallest *exact* error at the prior among the first SEED_CANDIDATES
-#: families by closed form (within SEED_RTOL of the best), up to SEED_RANK_MAX_N symbols (docs/design.md §7: the
-#: closed form ranks by the unbiased estimator's variance, the design by the MLE's). Always the same candidates, so
-#: every time limit evaluates them in the same order; a limit too short for the next one ends the call there.
-SEED_CANDIDATES: int = 3
-SEED_RTOL: float = 0.02
-SEED_RANK_MAX_N: int = 4000
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -289,7 +283,7 @@ def design_frequency_estimation(
             deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
         # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
         G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
-        if not d_opt and n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
+        if n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
             _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen, deadline, t_offer, state,
                            MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
         if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
@@ -297,33 +291,6 @@ def design_frequency_estimation(
                                progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
-
-
-def _rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed, best: _Incumbent,
-                deadline: float, build_seconds: float, offer_seconds: float, state: dict):
-    """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) and keep as the seed the one
-    the incumbent found best by its exact error: (seed, out of time, the seconds its offer took). Out of time when
-    the limit cannot fit the next one (each is estimated at 1.5 × the first seed's build and offer, scaled up by its
-    outputs)."""
-    if n > SEED_RANK_MAX_N:
-        return seed, False, offer_seconds
-    ranked = ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=SEED_CANDIDATES, rtol=SEED_RTOL)
-    tried = {seed.name: best.value}
-    first, per_seed = seed.matrix.shape[1], build_seconds + offer_seconds
-    out_of_time = False
-    for name, outputs, _ in ranked:
-        if name in tried:
-            continue
-        if time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / first) >= deadline:
-            out_of_time = True
-            break
-        alt = build_candidate(n, epsilon, prior, name, max_outputs=max_outputs)
-        t = time.perf_counter()
-        if best.offer(alt.matrix, "ldp_seed"):
-            seed, offer_seconds = alt, time.perf_counter() - t
-        tried[name] = best.last
-    state["seeds"] = tried
-    return seed, out_of_time, offer_seconds
 
 
 def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[], np.ndarray], best: _Incumbent,
@@ -342,7 +309,7 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     G0 = G_seed()  # (N²·outputs: seconds at N = 4 000, so the time is checked again after it)
     if time.perf_counter() + reserve >= deadline:
         return
-    res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps)
+    res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
     state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
                         "value": res.value}
     w = res.weights[pc.owner]

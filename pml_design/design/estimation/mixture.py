@@ -1,6 +1,7 @@
 """A first-order master for large alphabets: the best mixture of ε-PML channels (docs/design.md §7.5).
 
-Implements core paper eq. (9) with the A-optimal estimation criterion (docs/design.md §7), restricted to mixtures.
+Implements core paper eq. (9) with the A- or D-optimal estimation criterion (docs/design.md §7), restricted to
+mixtures.
 
 Above :data:`~pml_design.design.estimation.api.MAX_COLUMN_GENERATION_N` the restricted master of
 :mod:`.master` (a dense Newton system in its columns) is out of reach, but a mixture of channels is not: if every
@@ -13,7 +14,9 @@ channel ``W_c`` is row-stochastic and ε-PML over 𝒫, so is ``[α_1 W_1, …, 
 keeps the simplex (``Σ_c α_c tr F⁻¹F_cF⁻¹ = tr F⁻¹``) and, with λ = ½, never increases the criterion (Yu 2010,
 *Monotonic convergence of a general algorithm for computing optimal designs*, Ann. Statist. 38, Theorem 3: the
 φ_p criteria with p = 1 and any λ ∈ (0, 1/(p + 1)]). Each step tries λ = 1 first and keeps it only when the
-criterion fell (checked at the next step's factorisation), so the step is never worse than the proven one.
+criterion fell (checked at the next step's factorisation), so the step is never worse than the proven one. For the
+D-criterion ``log det F(α)⁻¹`` the update is ``α_c ← α_c tr(F⁻¹F_c)/N`` (``Σ_c α_c tr F⁻¹F_c = N``), monotone
+at λ = 1 (Titterington 1976, the p = 0 case of Yu 2010).
 
 The channels (:func:`partition_channels`): the compact LDP channel (one matrix, ``F`` given), and *partition
 channels* — a partition of the symbols into cells ``S_1 … S_L`` reported with the largest two-level column each
@@ -124,9 +127,11 @@ def dyadic_partitions(n: int, epsilon: float, rng: np.random.Generator, *,
 
 
 def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior: np.ndarray, deadline: float,
-                    *, max_steps: int = 200, rtol: float = 1e-5, seed_weight: float = 0.5) -> MixtureResult:
-    """The multiplicative algorithm (module docstring) for ``min tr F(α)⁻¹`` over the mixtures of the seed channel
-    (Fisher information ``seed_fisher``) and the partition channels, at ``prior``.
+                    *, max_steps: int = 200, rtol: float = 1e-5, seed_weight: float = 0.5,
+                    criterion: str = "A") -> MixtureResult:
+    """The multiplicative algorithm (module docstring) for ``min tr F(α)⁻¹ − ‖π‖²`` (criterion "A") or
+    ``min log det F(α)⁻¹`` ("D") over the mixtures of the seed channel (Fisher information ``seed_fisher``) and the
+    partition channels, at ``prior``.
 
     Starts at weight ``seed_weight`` on the seed and the rest spread evenly; stops after ``max_steps``, when the
     criterion falls by less than ``rtol`` relative, or before a step that would end after ``deadline`` (the time
@@ -137,8 +142,11 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
     ValueError
         A prior that is not a positive probability vector, a ``seed_fisher`` that is not N × N or a ``channels``
         whose columns do not have N rows and one owner each, ``seed_weight`` outside (0, 1], a negative ``rtol`` or
-        ``max_steps``.
+        ``max_steps``, a criterion other than "A" and "D".
     """
+    if criterion not in ("A", "D"):
+        raise ValueError(f"criterion must be 'A' (mean squared error) or 'D' (log det), got {criterion!r}")
+    d_opt = criterion == "D"
     prior = check_probability_vector(prior, "prior", full_support=True)
     n = prior.size
     if np.shape(seed_fisher) != (n, n):
@@ -170,7 +178,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         except np.linalg.LinAlgError:
             break
         Fi = sla.cho_solve(L, np.eye(n), check_finite=False)
-        val = float(np.trace(Fi)) - sq
+        val = -2.0 * float(np.sum(np.log(np.diag(L[0])))) if d_opt else float(np.trace(Fi)) - sq
         if not math.isfinite(val):
             break
         if val < best[0]:
@@ -185,11 +193,16 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         live = alpha[1:][owner] > 0.0
         if not live.all():  # pruned channels: their columns leave every later step
             X, owner = X[:, live], owner[live]
-        tr = float(np.trace(Fi))
         d = np.zeros(C + 1)
-        d[0] = float(np.sum((Fi @ seed_fisher) * Fi))
         B = Fi @ X
-        d[1:] = np.bincount(owner, weights=np.sum(B * B, axis=0), minlength=C)
+        if d_opt:  # tr F⁻¹F_c, summing to N over the mixture
+            tr = float(n)
+            d[0] = float(np.sum(Fi * seed_fisher))
+            d[1:] = np.bincount(owner, weights=np.sum(X * B, axis=0), minlength=C)
+        else:  # tr F⁻¹F_cF⁻¹, summing to tr F⁻¹
+            tr = float(np.trace(Fi))
+            d[0] = float(np.sum((Fi @ seed_fisher) * Fi))
+            d[1:] = np.bincount(owner, weights=np.sum(B * B, axis=0), minlength=C)
         prev_alpha, prev_val, prev_Fi = alpha, val, Fi
         alpha = alpha * (np.maximum(d, 0.0) / tr) ** lam
         alpha /= alpha.sum()

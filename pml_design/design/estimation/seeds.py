@@ -7,19 +7,29 @@ or GRR's, or Hadamard response's, on few outputs) is feasible for any uncertaint
 matrix column (:mod:`.master`), so the design's error is never above that channel's MLE error, which is at most its
 closed-form variance (Cramér–Rao). Rank-one seeds: the constant column, each symbol's randomized-response direction
 and a sample of the channel's blocks, each at the largest two-level ratio the guarantee allows over 𝒫
-(:func:`subset_directions`).
+(:func:`subset_directions`). :func:`rank_seeds` evaluates the first few compact channels by their exact error.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from typing import Any
 
 import numpy as np
 
+from ...mechanisms.frequency_oracles.optimum import PairBalancedChannel, build_candidate, ranked_candidates
 from ...uncertainty import L1Ball, UncertaintySet
 
+#: The seed is the compact LDP channel with the smallest *exact* error at the prior among the first SEED_CANDIDATES
+#: families by closed form (within SEED_RTOL of the best), up to SEED_RANK_MAX_N symbols (docs/design.md §7: the
+#: closed form ranks by the unbiased estimator's variance, the design by the MLE's). Always the same candidates, so
+#: every time limit evaluates them in the same order; a limit too short for the next one ends the call there.
+SEED_CANDIDATES: int = 3
+SEED_RTOL: float = 0.02
+SEED_RANK_MAX_N: int = 4000
 
-__all__ = ["LARGE_N", "block_masks", "nested_directions", "ray_seeds", "subset_directions"]
+__all__ = ["LARGE_N", "block_masks", "nested_directions", "rank_seeds", "ray_seeds", "subset_directions"]
 
 #: Above this alphabet size the rank-one seeds are only Hadamard response's half-sets (the master's cost grows
 #: with the cube of its number of columns; the LDP channel, one matrix column, keeps F invertible).
@@ -173,3 +183,30 @@ def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int
     return [g for g in groups if g.any(axis=1).all() and not g.all(axis=1).any()]
 
 
+def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed: PairBalancedChannel, best: Any,
+               deadline: float, build_seconds: float, offer_seconds: float,
+               state: dict) -> tuple[PairBalancedChannel, bool, float]:
+    """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) to ``best`` (the design's
+    incumbent: ``offer(W, source)`` → better, ``last`` its criterion) and keep as the seed the one it found best by
+    its exact error (docs/design.md §7): (seed, out of time, the seconds its offer took). Out of time when
+    the limit cannot fit the next one (each is estimated at 1.5 × the first seed's build and offer, scaled up by its
+    outputs)."""
+    if n > SEED_RANK_MAX_N:
+        return seed, False, offer_seconds
+    ranked = ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=SEED_CANDIDATES, rtol=SEED_RTOL)
+    tried = {seed.name: best.value}
+    first, per_seed = seed.matrix.shape[1], build_seconds + offer_seconds
+    out_of_time = False
+    for name, outputs, _ in ranked:
+        if name in tried:
+            continue
+        if time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / first) >= deadline:
+            out_of_time = True
+            break
+        alt = build_candidate(n, epsilon, prior, name, max_outputs=max_outputs)
+        t = time.perf_counter()
+        if best.offer(alt.matrix, "ldp_seed"):
+            seed, offer_seconds = alt, time.perf_counter() - t
+        tried[name] = best.last
+    state["seeds"] = tried
+    return seed, out_of_time, offer_seconds
