@@ -198,9 +198,11 @@ class L1Ball(UncertaintySet):
         # non-negative terms (a capacity is never understated; without it, 18 % above where the exact value is
         # 5e-16). Donors emptied whole keep exactly 0 (avail − avail), the others exactly their mass.
         err = (avail.shape[0] + 3) * np.finfo(float).eps
-        partial = (taken > 0.0) & (keep > 0.0)
+        cum = np.cumsum(avail, axis=0)
+        # a donor the exact greedy may reach in part: some mass kept, and the mass before it within rounding of β/2
+        # or below (the running sum can round up to β/2 before a donor the exact greedy still empties)
+        partial = (keep > 0.0) & (cum - avail < self.radius / 2.0 + err * cum)
         if partial.any():
-            cum = np.cumsum(avail, axis=0)
             keep = np.where(partial, np.maximum(keep - err * cum, 0.0), keep)
         # the receiver may itself have given mass (only when its c equals the max); handled exactly
         return np.maximum((keep * c_sorted).sum(axis=0), 0.0) + moved * c[receiver, m_idx]

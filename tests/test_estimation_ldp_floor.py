@@ -319,6 +319,7 @@ def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
     """Zipf 300, ε = 2: the closed form's first (cyclotomic e = 9) has a larger MLE error at the prior than its
     second (e = 8); the design seeds with the second. Exact errors recomputed here from the built channels."""
     from pml_design.design.estimation import api
+    from pml_design.design.estimation import seeds as seeds_module
 
     n, eps = 300, 2.0
     p = _zipf(n)
@@ -326,7 +327,8 @@ def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
     res = design_frequency_estimation(ball, eps, pml.FrequencyEstimation(), p, time_limit=3.0, max_iter=1)
     seeds = res.info["seeds"]
     mo = min(api.LDP_OUTPUTS_CAP, max(4096, api.LDP_OUTPUTS_PER_SYMBOL * n))  # the design's output budget
-    ranked = opt.ranked_candidates(n, eps, p, max_outputs=mo, count=api.SEED_CANDIDATES, rtol=api.SEED_RTOL)
+    ranked = opt.ranked_candidates(n, eps, p, max_outputs=mo, count=seeds_module.SEED_CANDIDATES,
+                                   rtol=seeds_module.SEED_RTOL)
     assert list(seeds) == [r[0] for r in ranked]
     exact = {name: pml.estimation_mse(opt.build_candidate(n, eps, p, name, max_outputs=mo).matrix, p)
              for name in seeds}

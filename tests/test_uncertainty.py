@@ -255,6 +255,24 @@ def test_two_level_closed_form_is_never_above_the_exact_minimum_where_it_cancels
         checked += 1
     assert checked > 200
     assert above > 0
+    # the running sum rounds up to β/2 before a donor the exact greedy still empties (a review's reproducer): the
+    # exact minimum is 0 (an infinite leakage), and the sort must not report a positive one
+    ball = pd.L1Ball(np.array([0.3, 0.7, 1e-20, 0.0]), 2.0)
+    c = np.array([[1.0], [1.0], [0.5], [0.0]])
+    assert exact(ball.center, ball.radius, c[:, 0]) == 0
+    assert ball._sorted_min(c)[0] == 0.0
+    rng = np.random.default_rng(11)  # near-zero masses beside large ones, radius on the running sums
+    for _ in range(2000):
+        n = int(rng.integers(3, 7))
+        p = rng.dirichlet(np.ones(n)) * (rng.random(n) < 0.7)
+        p[rng.integers(n)] += 0.5
+        tiny = rng.random(n) < 0.3
+        p[tiny] = 10.0 ** rng.uniform(-22, -15, tiny.sum())
+        p /= p.sum()
+        c = rng.choice([0.0, 0.5, 1.0, 1e-3], size=(n, 1))
+        radius = min(2.0, 2 * float(np.cumsum(np.sort(p))[rng.integers(n)]))
+        ball = pd.L1Ball(p, radius)
+        assert Fraction(float(ball._sorted_min(c)[0])) <= exact(ball.center, ball.radius, c[:, 0]) * Fraction(1 + 1e-14)
 
 
 def _naive_sorted_min(ball, c):

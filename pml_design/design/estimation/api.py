@@ -32,8 +32,8 @@ from .mixture import dyadic_partitions, mixture_weights, partition_channels
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
-from .seeds import SEED_CANDIDATES, SEED_RANK_MAX_N, SEED_RTOL, ray_seeds
 from .seeds import rank_seeds as _rank_seeds
+from .seeds import ray_seeds
 
 __all__ = ["design_frequency_estimation"]
 

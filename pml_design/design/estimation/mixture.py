@@ -134,8 +134,8 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
     partition channels, at ``prior``.
 
     Starts at weight ``seed_weight`` on the seed and the rest spread evenly; stops after ``max_steps``, when the
-    criterion falls by less than ``rtol`` relative, or before a step that would end after ``deadline`` (the time
-    of the last step is the estimate). The returned weights are those of the best criterion seen.
+    criterion falls by less than ``rtol`` relative (for D, relative to ``max(|log det F⁻¹|, N)``: the log det can be
+    near 0), or before a step that would end after ``deadline`` (the time of the last step is the estimate). The returned weights are those of the best criterion seen.
 
     Raises
     ------
@@ -187,7 +187,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
             break
         if prev_alpha is not None and val > prev_val:  # the λ = 1 step rose: redo it with the proven λ = ½
             alpha, val, Fi, lam = prev_alpha, prev_val, prev_Fi, 0.5
-        elif prev_alpha is not None and prev_val - val < rtol * abs(prev_val):
+        elif prev_alpha is not None and prev_val - val < rtol * (max(abs(prev_val), n) if d_opt else abs(prev_val)):
             steps += 1
             break
         live = alpha[1:][owner] > 0.0

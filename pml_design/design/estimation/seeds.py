@@ -186,11 +186,34 @@ def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int
 def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed: PairBalancedChannel, best: Any,
                deadline: float, build_seconds: float, offer_seconds: float,
                state: dict) -> tuple[PairBalancedChannel, bool, float]:
-    """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) to ``best`` (the design's
-    incumbent: ``offer(W, source)`` → better, ``last`` its criterion) and keep as the seed the one it found best by
-    its exact error (docs/design.md §7): (seed, out of time, the seconds its offer took). Out of time when
-    the limit cannot fit the next one (each is estimated at 1.5 × the first seed's build and offer, scaled up by its
-    outputs)."""
+    """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) to the design's incumbent and
+    keep as the seed the one it found best by its exact criterion.
+
+    Implements: docs/design.md §7 (the seed ranked by its exact error).
+
+    Parameters
+    ----------
+    n, epsilon, prior, max_outputs
+        The design's symbols, ε, prior and output budget.
+    seed : PairBalancedChannel
+        The first candidate, already offered.
+    best
+        The incumbent: ``offer(W, source)`` returns whether W is better, ``value`` is the best criterion so far and
+        ``last`` the criterion of the last matrix offered.
+    deadline : float
+        ``time.perf_counter()`` time by which the call must end.
+    build_seconds, offer_seconds : float
+        What building and offering the first seed took; a candidate is estimated at 1.5 × their sum, scaled up by
+        its blocks over the first seed's outputs.
+    state : dict
+        The design's state; ``state["seeds"]`` gets each candidate's criterion value.
+
+    Returns
+    -------
+    (PairBalancedChannel, bool, float)
+        The seed, whether the limit could not fit the next candidate (the design then ends), and the seconds the
+        seed's offer took.
+    """
     if n > SEED_RANK_MAX_N:
         return seed, False, offer_seconds
     ranked = ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=SEED_CANDIDATES, rtol=SEED_RTOL)

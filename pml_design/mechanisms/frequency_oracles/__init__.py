@@ -54,7 +54,15 @@ from .encodings import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, gr
 from .fisher import estimation_mse
 from .hadamard import HadamardResponse, hadamard_response
 from .hashing import MAX_HASH_RANGE, OptimizedLocalHashing, olh  # noqa: F401 (MAX_HASH_RANGE: as before the split)
-from .optimum import LdpOptimum, PairBalancedChannel, compact_ldp_channel, ldp_optimum, pair_balanced_mse
+from .optimum import (
+    LdpOptimum,
+    PairBalancedChannel,
+    build_candidate,
+    compact_ldp_channel,
+    ldp_optimum,
+    pair_balanced_mse,
+    ranked_candidates,
+)
 from .subsets import SubsetSelection, subset_selection
 
 __all__ = [
@@ -69,6 +77,7 @@ __all__ = [
     "OptimizedUnaryEncoding",
     "PairBalancedChannel",
     "SubsetSelection",
+    "build_candidate",
     "compact_ldp_channel",
     "estimation_mse",
     "grr",
@@ -77,5 +86,6 @@ __all__ = [
     "olh",
     "oue",
     "pair_balanced_mse",
+    "ranked_candidates",
     "subset_selection",
 ]

@@ -312,7 +312,8 @@ def _embedding(n: int, v: int) -> np.ndarray:
     """The points the N symbols sit on (symbol x on the x-th entry): the first N when ``v < SPREAD_MIN_RATIO · N``,
     else N of the v points in a fixed pseudo-random order (seeded, so every channel is reproducible).
 
-    Any N of a 2-design's points, in any order, keep (r, λ) and hence the closed-form variance. Where v is well above
+    Any N of a 2-design's points, in any order, keep (r, λ) and hence the closed-form variance. (Reproducible for a
+    given NumPy version: NumPy guarantees the bit stream, not ``permutation``'s use of it.) Where v is well above
     N the MLE's error at a skewed prior is lower with the symbols spread at random than on the first N points, where
     the heaviest symbols share the blocks of one direction (Zipf, MLE error / LDP optimum: N = 1 000, ε = 4,
     AG(2, 53) 0.892 → 0.867; N = 3 000, ε = 4, AG(2, 67) 0.935 → 0.922; ε = 2, a lift 0.971 → 0.968). Where v is
@@ -339,16 +340,37 @@ def _best_candidate(n: int, epsilon: float, p: np.ndarray, max_outputs: int):
 
 def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096, count: int = 3,
                       rtol: float = 0.02) -> list[tuple[str, int, float]]:
-    """The best ``count`` pair-balanced families within the budget, by their exact estimator variance: ``(name,
-    outputs, mse)``, best first, each within ``rtol`` (relative) of the best, one per family and base set.
+    """The best ``count`` pair-balanced families within the budget, by their exact estimator variance, best first,
+    each within ``rtol`` (relative) of the best, one per family and base set.
 
     The closed form ranks the channels by the unbiased estimator's variance (:func:`pair_balanced_mse`); the MLE's
     error at the prior (``tr F⁻¹ − ‖P‖²``, docs/design.md §7) can rank two near channels the other way round (Zipf
-    3 000, ε = 2: a lift 0.1 % above the LDP optimum in closed form, 0.980 × it by the MLE, against a cyclotomic
-    channel 1.1 % above and 0.972 ×), so the estimation design evaluates the first few exactly
-    (:func:`build_candidate` builds one by name).
+    3 000, ε = 2: a lift 0.1 % above the LDP optimum in closed form, 0.979 × it by the MLE, against one 0.7 % above
+    and 0.968 ×), so the estimation design evaluates the first few exactly (:func:`build_candidate` builds one by
+    name).
 
     Implements: docs/ldp.md §6 (the families and their ``(b, r, λ)``).
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols N.
+    epsilon : float
+        The LDP parameter ε > 0.
+    prior : numpy.ndarray
+        The distribution the variance is taken at (it enters through ``‖P‖²`` only).
+    max_outputs : int, default 4096
+        The largest block count b a family may have.
+    count : int, default 3
+        How many families at most.
+    rtol : float, default 0.02
+        Keep families whose variance is at most ``(1 + rtol)`` times the best.
+
+    Returns
+    -------
+    list of (str, int, float)
+        ``(name, b, mse)``: the family's name, its number of blocks (before identical restricted blocks merge) and
+        its exact variance; the first is :func:`compact_ldp_channel`'s choice.
     """
     p = np.asarray(prior, dtype=float)
     scored = sorted(((pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p), c[0], c[1])
@@ -367,7 +389,25 @@ def build_candidate(n: int, epsilon: float, prior: np.ndarray, name: str, *,
                     max_outputs: int = 4096) -> PairBalancedChannel:
     """The channel of family ``name`` (as :func:`ranked_candidates` names it) within the same budget.
 
-    Implements: docs/ldp.md §6."""
+    Implements: docs/ldp.md §6.
+
+    Parameters
+    ----------
+    n, epsilon, prior, max_outputs
+        As for :func:`ranked_candidates`.
+    name : str
+        A family's name, e.g. ``"AG(2,53)"``.
+
+    Returns
+    -------
+    PairBalancedChannel
+        As :func:`compact_ldp_channel` returns.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a family within ``max_outputs`` blocks at this N.
+    """
     p = np.asarray(prior, dtype=float)
     for cand in _candidates(n, epsilon, max(int(max_outputs), n)):
         if cand[0] == name:
