@@ -192,15 +192,15 @@ class L1Ball(UncertaintySet):
         # Q·c with Q = P̂ − taken + moved·e_receiver; all terms >= 0
         avail = self.center[order]
         keep = avail - taken
-        # the donor emptied only in part keeps (P̂ of the donors so far) − β/2, which cancels where the radius is near
-        # twice that mass: what it keeps is lowered by a bound on the rounding of the running sum and of the two
-        # subtractions, so the value is never above the exact one beyond the rounding of the final sum of
-        # non-negative terms (a capacity is never understated; without it, 18 % above where the exact value is
-        # 5e-16). Donors emptied whole keep exactly 0 (avail − avail), the others exactly their mass.
+        # A donor the exact greedy may empty in part keeps (P̂ of the donors up to it) − β/2, which cancels where the
+        # radius is near twice that mass, and the running sum can round up to β/2 before a donor the exact greedy
+        # still reaches. Every donor with mass kept and the mass before it within rounding of β/2 or below has what
+        # it keeps lowered by a bound on the rounding of the running sum and of the two subtractions, so the value
+        # is never above the exact one beyond the rounding of the final sum of non-negative terms (a capacity is
+        # never understated; without it, 18 % above where the exact value is 5e-16, and a zero minimum reported as
+        # 5e-21). Donors emptied whole keep exactly 0 (avail − avail), those the running sum never reaches their mass.
         err = (avail.shape[0] + 3) * np.finfo(float).eps
         cum = np.cumsum(avail, axis=0)
-        # a donor the exact greedy may reach in part: some mass kept, and the mass before it within rounding of β/2
-        # or below (the running sum can round up to β/2 before a donor the exact greedy still empties)
         partial = (keep > 0.0) & (cum - avail < self.radius / 2.0 + err * cum)
         if partial.any():
             keep = np.where(partial, np.maximum(keep - err * cum, 0.0), keep)

@@ -217,7 +217,8 @@ def test_two_level_closed_form_is_never_above_the_exact_minimum_where_it_cancels
     """Radius near 2·P̂(S) with a lower level far below the upper one: P̂(S) − β/2 cancels. Against the greedy in
     exact rational arithmetic neither the closed form nor the per-column sort (small inputs, other columns) is ever
     above the exact minimum (a capacity is never understated), and both stay within 1e-12 of it where it does not
-    cancel. Power: the sort without its rounding allowance is above (beyond 1e-14) on some of these cases (docs/design.md §12)."""
+    cancel. Power: the sort without its rounding allowance is above (beyond 1e-14) on some of these cases
+    (docs/design.md §12)."""
     from fractions import Fraction
 
     def exact(p, radius, c):

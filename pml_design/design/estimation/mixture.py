@@ -135,7 +135,8 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
 
     Starts at weight ``seed_weight`` on the seed and the rest spread evenly; stops after ``max_steps``, when the
     criterion falls by less than ``rtol`` relative (for D, relative to ``max(|log det F⁻¹|, N)``: the log det can be
-    near 0), or before a step that would end after ``deadline`` (the time of the last step is the estimate). The returned weights are those of the best criterion seen.
+    near 0), or before a step that would end after ``deadline`` (the time of the last step is the estimate). The
+    returned weights are those of the best criterion seen.
 
     Raises
     ------
@@ -159,7 +160,7 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         raise ValueError(f"seed_weight must be in (0, 1], got {seed_weight!r}")
     max_steps = check_positive_int(max_steps, "max_steps", minimum=0)
     rtol = check_positive_real(rtol, "rtol", allow_zero=True)
-    U, owner = channels.columns, channels.owner
+    U, owner = cols, own
     C = int(owner.max()) + 1 if owner.size else 0
     X = U / np.sqrt(prior @ U)  # F(W) = X Xᵀ for a channel's columns
     alpha = np.concatenate([[seed_weight if C else 1.0], np.full(C, (1.0 - seed_weight) / max(C, 1))])

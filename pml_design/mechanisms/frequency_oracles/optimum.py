@@ -332,10 +332,16 @@ def _all_subsets(n: int, k: int) -> np.ndarray:
     return inc
 
 
+def _scored(n: int, epsilon: float, p: np.ndarray, max_outputs: int) -> list[tuple[float, tuple]]:
+    """``(mse, (name, b, r, λ, builder))`` of every family within the budget, best first (a stable sort: ties keep the
+    families' order)."""
+    return sorted(((pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p), c)
+                   for c in _candidates(n, epsilon, max(int(max_outputs), n))), key=lambda t: t[0])
+
+
 def _best_candidate(n: int, epsilon: float, p: np.ndarray, max_outputs: int):
     """(name, b, r, λ, builder) of :func:`compact_ldp_channel`'s choice, before anything is built (b: its outputs)."""
-    return min(_candidates(n, epsilon, max(int(max_outputs), n)),
-               key=lambda c: pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p))
+    return _scored(n, epsilon, p, max_outputs)[0][1]
 
 
 def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096, count: int = 3,
@@ -372,12 +378,9 @@ def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs:
         ``(name, b, mse)``: the family's name, its number of blocks (before identical restricted blocks merge) and
         its exact variance; the first is :func:`compact_ldp_channel`'s choice.
     """
-    p = np.asarray(prior, dtype=float)
-    scored = sorted(((pair_balanced_mse(n, c[1], c[2], c[3], epsilon, p), c[0], c[1])
-                     for c in _candidates(n, epsilon, max(int(max_outputs), n))), key=lambda t: t[0])  # (stable: the
-    # first is compact_ldp_channel's choice, ties included)
+    scored = _scored(n, epsilon, np.asarray(prior, dtype=float), max_outputs)  # the first: compact_ldp_channel's
     out: list[tuple[str, int, float]] = []
-    for mse, name, b in scored:
+    for mse, (name, b, *_) in scored:
         if len(out) >= count or mse > scored[0][0] * (1.0 + rtol):
             break
         if all(name != o[0] for o in out):
@@ -429,8 +432,8 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
 
     Candidates (module docstring): GRR, Hadamard response, all k-subsets (when few), cyclotomic 2-designs on the
     primes just above N, affine hyperplanes of AG(m, q), and affine lifts of cyclotomic base sets over GF(q)^m. Its
-    ``mse`` is exact for the pure-protocol estimator (:func:`pair_balanced_mse`); the MLE on the same channel has asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse``
-    (Cramér–Rao: the estimator is unbiased).
+    ``mse`` is exact for the pure-protocol estimator (:func:`pair_balanced_mse`); the MLE on the same channel has
+    asymptotic error ``tr F⁻¹ − ‖P‖²`` ≤ ``mse`` (Cramér–Rao: the estimator is unbiased).
 
     Returns
     -------
