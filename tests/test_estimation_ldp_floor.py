@@ -313,6 +313,17 @@ def test_ranked_candidates_start_with_the_compact_channel(n, eps):
         np.testing.assert_allclose(ch.matrix.sum(axis=1), 1.0, atol=1e-12)
     with pytest.raises(ValueError, match="name"):
         opt.build_candidate(n, eps, p, "cyclotomic(p=2)", max_outputs=8 * n)
+    with pytest.raises(TypeError, match="name"):
+        opt.build_candidate(n, eps, p, 3, max_outputs=8 * n)
+    for kw, arg in [({"count": 0}, "count"), ({"rtol": -0.1}, "rtol"), ({"max_outputs": 0}, "max_outputs")]:
+        with pytest.raises(ValueError, match=arg):
+            opt.ranked_candidates(n, eps, p, **kw)
+    with pytest.raises(ValueError, match="epsilon"):
+        opt.ranked_candidates(n, 0.0, p)
+    with pytest.raises(ValueError, match="prior"):
+        opt.ranked_candidates(n, eps, p[:-1] / p[:-1].sum())
+    with pytest.raises(ValueError, match="n must"):
+        opt.build_candidate(1, eps, [1.0], "GRR")
 
 
 def test_the_seed_is_the_candidate_with_the_smallest_exact_error():

@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..._validation import check_epsilon, check_positive_int, check_positive_real, check_probability_vector
 from .base import _pure_variance
 from .encodings import grr, oue
 from .hadamard import hadamard_response
@@ -377,8 +378,17 @@ def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs:
     list of (str, int, float)
         ``(name, b, mse)``: the family's name, its number of blocks (before identical restricted blocks merge) and
         its exact variance; the first is :func:`compact_ldp_channel`'s choice.
+
+    Raises
+    ------
+    ValueError, TypeError
+        N below 2, ε not positive and finite, a prior that is not a probability vector of length N, ``max_outputs``
+        or ``count`` not a positive integer, a negative ``rtol``.
     """
-    scored = _scored(n, epsilon, np.asarray(prior, dtype=float), max_outputs)  # the first: compact_ldp_channel's
+    n, epsilon, p, max_outputs = _checked(n, epsilon, prior, max_outputs)
+    count = check_positive_int(count, "count")
+    rtol = check_positive_real(rtol, "rtol", allow_zero=True)
+    scored = _scored(n, epsilon, p, max_outputs)  # the first: compact_ldp_channel's
     out: list[tuple[str, int, float]] = []
     for mse, (name, b, *_) in scored:
         if len(out) >= count or mse > scored[0][0] * (1.0 + rtol):
@@ -408,14 +418,25 @@ def build_candidate(n: int, epsilon: float, prior: np.ndarray, name: str, *,
 
     Raises
     ------
-    ValueError
-        ``name`` is not a family within ``max_outputs`` blocks at this N.
+    ValueError, TypeError
+        ``name`` is not a family within ``max_outputs`` blocks at this N; the other arguments as for
+        :func:`ranked_candidates`.
     """
-    p = np.asarray(prior, dtype=float)
-    for cand in _candidates(n, epsilon, max(int(max_outputs), n)):
+    n, epsilon, p, max_outputs = _checked(n, epsilon, prior, max_outputs)
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a family's name (a str), got {name!r}")
+    for cand in _candidates(n, epsilon, max(max_outputs, n)):
         if cand[0] == name:
             return _build(n, epsilon, p, cand)
     raise ValueError(f"name must be a candidate within max_outputs={max_outputs} at N={n}, got {name!r}")
+
+
+def _checked(n: object, epsilon: object, prior: object, max_outputs: object) -> tuple[int, float, np.ndarray, int]:
+    """The arguments of :func:`ranked_candidates` and :func:`build_candidate`, validated (errors name them)."""
+    n = check_positive_int(n, "n", minimum=2)
+    epsilon = check_epsilon(epsilon, "epsilon", positive=True)
+    p = check_probability_vector(prior, "prior", size=n)
+    return n, epsilon, p, check_positive_int(max_outputs, "max_outputs")
 
 
 def _build(n: int, epsilon: float, p: np.ndarray, cand) -> PairBalancedChannel:
