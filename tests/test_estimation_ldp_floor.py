@@ -388,6 +388,19 @@ def test_ranked_candidates_start_with_the_compact_channel(n, eps):
         opt.build_candidate(1, eps, [1.0], "GRR")
 
 
+@pytest.mark.parametrize("call", [lambda n, e, p: opt.ldp_optimum(n, e, p),
+                                  lambda n, e, p: opt.compact_ldp_channel(n, e, p, max_outputs=64)])
+def test_ldp_optimum_and_compact_channel_name_their_bad_argument(call):
+    p = _zipf(8)
+    assert call(8, 1.0, p) is not None
+    for args, arg in [((8, 0.0, p), "epsilon"), ((8, float("inf"), p), "epsilon"), ((8, 1.0, p[:-1]), "prior"),
+                      ((8, 1.0, -p), "prior"), ((1, 1.0, np.ones(1)), "n must")]:
+        with pytest.raises(ValueError, match=arg):
+            call(*args)
+    with pytest.raises(TypeError, match="n"):
+        call(8.5, 1.0, p)
+
+
 def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
     """Zipf 300, ε = 2: the closed form's first (cyclotomic e = 9) has a larger MLE error at the prior than its
     second (e = 8); the design seeds with the second. Exact errors recomputed here from the built channels."""

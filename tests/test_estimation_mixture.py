@@ -215,3 +215,49 @@ def test_d_criterion_design_above_the_column_generation_size_uses_the_mixture(mo
     assert res.utility < res.info["best_seed_value"]
     assert res.certified_epsilon <= 0.5 + 1e-9
     assert pml.FrequencyEstimation("D").value(res.matrix, res.prior) == pytest.approx(res.utility, rel=1e-9)
+
+
+def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
+    """Channels whose columns the clean-up would cut as ghosts are dropped whole (weights renormalised): the rows sum
+    to 1 and every column is exactly two-level, so the certification prices it in closed form. Power: cutting the
+    ghost *columns* and renormalising the rows (what the clean-up did) spreads the levels beyond the closed form's
+    tolerance."""
+    from pml_design.design.linear.lp import clean_tiny
+    from pml_design.uncertainty import TWO_LEVEL_RTOL
+
+    n, eps = 64, 2.0
+    ball = pml.L1Ball(_zipf(n), 0.3)
+    pc = partition_channels(ball, eps, dyadic_partitions(n, eps, np.random.default_rng(1), class_columns=256))
+    seed = opt.compact_ldp_channel(n, eps, ball.center, max_outputs=8 * n).matrix
+    channels = int(pc.owner.max()) + 1
+    weights = np.random.default_rng(2).dirichlet(np.ones(channels)) * 0.6
+    colmax = pc.columns.max(axis=0)
+    # ghosts: random parallel classes (cells of unequal masses, so their columns' maxima differ) weighted so that
+    # their columns straddle the clean-up's threshold, 1e-6 of the largest entry
+    ghosts = [c for c in range(channels) if np.ptp(colmax[pc.owner == c]) > 0.01][::3]
+    assert len(ghosts) >= 3
+    weights[ghosts] = 0.0
+    top = max(float((colmax * weights[pc.owner]).max()), (1.0 - weights.sum()) * float(seed.max()))
+    for c in ghosts:
+        weights[c] = 1e-6 * top / np.median(colmax[pc.owner == c])
+    W = api._mixture_matrix(seed, pc, weights, 1.0 - weights.sum())
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-13)
+    assert W.max(axis=0).min() > api.MIXTURE_GHOST_RTOL * W.max()
+
+    def spread(M):
+        M = M[:, M.max(axis=0) > 0]
+        M = M / M.sum(axis=1, keepdims=True)
+        c = M / M.max(axis=0)
+        lo = c.min(axis=0)
+        low = np.where(c < 1.0 - TWO_LEVEL_RTOL, c, np.nan)
+        return np.nanmax(np.abs(low / np.where(lo > 0, lo, np.nan) - 1.0))
+
+    assert spread(W) <= TWO_LEVEL_RTOL
+    naive = np.hstack([seed * (1.0 - weights.sum())] + [pc.columns[:, pc.owner == c] * weights[c]
+                                                        for c in range(channels)])
+    assert spread(clean_tiny(naive, rtol=1e-6)) > TWO_LEVEL_RTOL
+
+
+def _zipf(n):
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    return p / p.sum()

@@ -105,6 +105,9 @@ MIXTURE_MAX_N: int = 4000
 #: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
 MIXTURE_STEPS: int = 100
 MIXTURE_STEPS_LARGE: int = 1000
+#: A mixture's channel is dropped (weights renormalised) when one of its columns is at most this share of the largest
+#: entry: 10 × the clean-up's ghost threshold (:func:`~pml_design.design.linear.lp.clean_tiny`, 1e-6).
+MIXTURE_GHOST_RTOL: float = 1e-5
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -312,11 +315,26 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
     state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
                         "value": res.value}
-    w = res.weights[pc.owner]
+    best.offer(_mixture_matrix(W_seed, pc, res.weights, res.seed), "mixture")
+
+
+def _mixture_matrix(W_seed: np.ndarray, pc, weights: np.ndarray, seed_weight: float) -> np.ndarray:
+    """``[α_0 W_seed, α_c W_c …]`` without the channels the clean-up would cut as ghosts (a column at most
+    :data:`MIXTURE_GHOST_RTOL` of the largest entry): they are dropped whole and the weights renormalised. Every
+    channel's rows sum to 1, so the rows still do and the columns stay exactly two-level, which the certification
+    prices in closed form. (Dropping ghost *columns* left rows short by ~1e-8; their renormalisation spread each
+    column's levels by ~1e-9, and every certification of a 1 000 × 13 000 mixture fell back to the per-column sort:
+    7 s instead of 0.1 s, a 120 s call ending at 129 s.)"""
+    weights = np.array(weights, dtype=float)
+    colmax = pc.columns.max(axis=0) * weights[pc.owner]
+    top = max(float(colmax.max(initial=0.0)), seed_weight * float(W_seed.max()))
+    weights[np.unique(pc.owner[(colmax > 0) & (colmax <= MIXTURE_GHOST_RTOL * top)])] = 0.0
+    scale = 1.0 / (float(weights.sum()) + seed_weight)
+    w = weights[pc.owner] * scale
     parts = [pc.columns[:, w > 0] * w[w > 0]]
-    if res.seed > 0:
-        parts.insert(0, W_seed * res.seed)
-    best.offer(np.hstack(parts), "mixture")
+    if seed_weight > 0:
+        parts.insert(0, W_seed * (seed_weight * scale))
+    return np.hstack(parts)
 
 
 def _machine_factor() -> float:

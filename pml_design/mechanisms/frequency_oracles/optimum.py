@@ -127,13 +127,27 @@ def ldp_optimum(n: int, epsilon: float, prior: np.ndarray) -> LdpOptimum:
     ``k ∈ [1, N − 1]`` (its exact variance is evaluated for all k at once). Every candidate is ε-LDP, hence ε-PML
     for every distribution.
 
+    Parameters
+    ----------
+    n : int
+        Number of symbols N ≥ 2.
+    epsilon : float
+        The LDP parameter ε > 0 (finite).
+    prior : numpy.ndarray
+        The distribution the records are drawn from (length N).
+
     Returns
     -------
     LdpOptimum
         ``name`` ("GRR", "OUE", "OLH", "HR" or "SUBSET_SELECTION"), ``mse``, ``k`` (subset size when subset
         selection wins, else 0) and ``oracles`` (every candidate's MSE, subset selection at its best k).
+
+    Raises
+    ------
+    ValueError, TypeError
+        N below 2, ε not positive and finite, a prior that is not a probability vector of length N.
     """
-    p = np.asarray(prior, dtype=float)
+    n, epsilon, p, _ = _checked(n, epsilon, prior, 1)
     vals: dict[str, float] = {}
     for name, make in (("GRR", grr), ("OUE", oue), ("OLH", olh), ("HR", hadamard_response)):
         try:
@@ -482,10 +496,20 @@ def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_output
     is the ranking score of :class:`PairBalancedChannel`, and the error of the channel is ``estimation_mse`` of its
     matrix (the estimation design evaluates it exactly).
 
+    Parameters
+    ----------
+    n, epsilon, prior, max_outputs
+        As for :func:`ranked_candidates`.
+
     Returns
     -------
     PairBalancedChannel
-        ``matrix`` (N × M, row-stochastic, ε-LDP), ``mse``, and the family's ``(b, r, λ)``.
+        ``matrix`` (N × M, row-stochastic, ε-LDP), ``mse``, and the family's ``(b, r, λ)`` and ``spread``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As for :func:`ranked_candidates`.
     """
-    p = np.asarray(prior, dtype=float)
+    n, epsilon, p, max_outputs = _checked(n, epsilon, prior, max_outputs)
     return _build(n, epsilon, p, _best_candidate(n, epsilon, p, max_outputs))
