@@ -132,12 +132,12 @@ def test_near_designs_spread_is_the_spectrum_of_their_pair_counts(p, e):
     assert uneven >= (1 if e == 8 else 0)
 
 
-@pytest.mark.parametrize("p, eps", [(73, 0.5), (89, 1.0), (53, 2.0)])
+@pytest.mark.parametrize("p, eps", [(73, 0.5), (89, 1.0), (53, 2.0), (97, 5.0)])
 def test_near_design_score_is_the_mle_error_at_the_uniform_prior(p, eps):
     """The ranking score (2-design closed form at the mean pair count, noise term × spread) against the exact MLE
     error ``tr F⁻¹ − ‖P‖²`` of the built channel at the uniform prior on the p points: equal for 2-designs, and
-    within 5 % of the spread's effect otherwise (measured: 3e-5 relative at spread 1.016). Every channel is
-    row-stochastic and ε-LDP."""
+    within 10 % of the spread's effect otherwise (a review measured 3–7 % up to ε = 8, the score below the exact
+    error by at most 9e-4 relative). Every channel is row-stochastic and ε-LDP."""
     u = np.full(p, 1.0 / p)
     cands = [c for c in opt._near_candidates(p, 8 * p) if c[0].startswith(f"near(p={p},")]
     assert len(cands) >= 6
@@ -147,7 +147,7 @@ def test_near_design_score_is_the_mle_error_at_the_uniform_prior(p, eps):
         assert pml.leakage_capacity(W, pml.Simplex(p)) <= eps + 1e-12, name
         exact = pml.estimation_mse(W, u)
         score = opt._spread_mse(p, b, r, lam, spread, eps, u)
-        assert exact == pytest.approx(score, rel=1e-9 + 0.05 * (spread - 1.0)), (name, spread)
+        assert exact == pytest.approx(score, rel=1e-9 + 0.1 * (spread - 1.0)), (name, spread)
         if spread > 1.0:  # power: the 2-design closed form at the same mean pair count is off by the spread
             assert exact > opt._spread_mse(p, b, r, lam, 1.0, eps, u) * (1 + 0.5 * (spread - 1))
 
@@ -393,12 +393,23 @@ def test_ranked_candidates_start_with_the_compact_channel(n, eps):
 def test_ldp_optimum_and_compact_channel_name_their_bad_argument(call):
     p = _zipf(8)
     assert call(8, 1.0, p) is not None
-    for args, arg in [((8, 0.0, p), "epsilon"), ((8, float("inf"), p), "epsilon"), ((8, 1.0, p[:-1]), "prior"),
+    for args, arg in [((8, -0.5, p), "epsilon"), ((8, float("inf"), p), "epsilon"), ((8, 1.0, p[:-1]), "prior"),
                       ((8, 1.0, -p), "prior"), ((1, 1.0, np.ones(1)), "n must")]:
         with pytest.raises(ValueError, match=arg):
             call(*args)
     with pytest.raises(TypeError, match="n"):
         call(8.5, 1.0, p)
+
+
+def test_ldp_optimum_at_eps_zero_is_infinite_and_compare_with_ldp_still_works():
+    """ε = 0 is a valid privacy level (a constant mechanism): every LDP oracle's error is infinite, and
+    compare_with_ldp on an ε = 0 design reports that instead of raising (the compact channel still needs ε > 0)."""
+    p = _zipf(6)
+    assert opt.ldp_optimum(6, 0.0, p).mse == math.inf
+    with pytest.raises(ValueError, match="epsilon"):
+        opt.compact_ldp_channel(6, 0.0, p)
+    cmp = pml.compare_with_ldp(pml.design(pml.L1Ball(np.array([0.4, 0.3, 0.2, 0.1]), 0.1), 0.0))
+    assert cmp.estimation_mse["ldp_optimum"] == math.inf
 
 
 def test_the_seed_is_the_candidate_with_the_smallest_exact_error():

@@ -240,7 +240,8 @@ def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
     top = max(float((colmax * weights[pc.owner]).max()), (1.0 - weights.sum()) * float(seed.max()))
     for c in ghosts:
         weights[c] = 1e-6 * top / np.median(colmax[pc.owner == c])
-    W = api._mixture_matrix(seed, pc, weights, 1.0 - weights.sum())
+    W, kept, kept_seed = api._mixture_matrix(seed, pc, weights, 1.0 - weights.sum())
+    assert np.all(kept[ghosts] == 0) and kept.sum() + kept_seed == pytest.approx(1.0, abs=1e-14)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-13)
     assert W.max(axis=0).min() > api.MIXTURE_GHOST_RTOL * W.max()
 
@@ -256,6 +257,12 @@ def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
     naive = np.hstack([seed * (1.0 - weights.sum())] + [pc.columns[:, pc.owner == c] * weights[c]
                                                         for c in range(channels)])
     assert spread(clean_tiny(naive, rtol=1e-6)) > TWO_LEVEL_RTOL
+    # the seed is a channel like the others: a seed weight that makes one of its columns a ghost drops it whole
+    # (the seed's merged restricted blocks have columns of unequal maxima; here one is split 0.99 / 0.01)
+    split = np.hstack([seed[:, :1] * 0.99, seed[:, :1] * 0.01, seed[:, 1:]])
+    W2, _, seed2 = api._mixture_matrix(split, pc, weights * 0 + 1.0 / channels, 1e-4)
+    assert seed2 == 0.0 and W2.shape[1] == pc.columns.shape[1]
+    np.testing.assert_allclose(W2.sum(axis=1), 1.0, atol=1e-13)
 
 
 def _zipf(n):

@@ -313,28 +313,38 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     if time.perf_counter() + reserve >= deadline:
         return
     res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
-    state["mixture"] = {"steps": res.steps, "seed_weight": res.seed, "channels": int(np.count_nonzero(res.weights)),
+    W, weights, seed_weight = _mixture_matrix(W_seed, pc, res.weights, res.seed)
+    state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
                         "value": res.value}
-    best.offer(_mixture_matrix(W_seed, pc, res.weights, res.seed), "mixture")
+    best.offer(W, "mixture")
 
 
-def _mixture_matrix(W_seed: np.ndarray, pc, weights: np.ndarray, seed_weight: float) -> np.ndarray:
-    """``[α_0 W_seed, α_c W_c …]`` without the channels the clean-up would cut as ghosts (a column at most
-    :data:`MIXTURE_GHOST_RTOL` of the largest entry): they are dropped whole and the weights renormalised. Every
-    channel's rows sum to 1, so the rows still do and the columns stay exactly two-level, which the certification
-    prices in closed form. (Dropping ghost *columns* left rows short by ~1e-8; their renormalisation spread each
-    column's levels by ~1e-9, and every certification of a 1 000 × 13 000 mixture fell back to the per-column sort:
-    7 s instead of 0.1 s, a 120 s call ending at 129 s.)"""
+def _mixture_matrix(W_seed: np.ndarray, pc, weights: np.ndarray,
+                    seed_weight: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``[α_0 W_seed, α_c W_c …]`` without the channels (the seed is one) the clean-up would cut a column of as a
+    ghost (at most :data:`MIXTURE_GHOST_RTOL` of the largest entry): they are dropped whole and the weights
+    renormalised; returns the matrix and the weights used. Every channel's rows sum to 1, so the rows still do and
+    the columns stay exactly two-level, which the certification prices in closed form. (Dropping ghost *columns*
+    left rows short by ~1e-8; their renormalisation spread each column's levels by ~1e-9, and every certification
+    of a 1 000 × 13 000 mixture fell back to the per-column sort: 7 s instead of 0.1 s, a 120 s call ending at
+    129 s.) A mixture of nothing but ghosts keeps its heaviest channel."""
     weights = np.array(weights, dtype=float)
     colmax = pc.columns.max(axis=0) * weights[pc.owner]
-    top = max(float(colmax.max(initial=0.0)), seed_weight * float(W_seed.max()))
-    weights[np.unique(pc.owner[(colmax > 0) & (colmax <= MIXTURE_GHOST_RTOL * top)])] = 0.0
-    scale = 1.0 / (float(weights.sum()) + seed_weight)
-    w = weights[pc.owner] * scale
+    seed_colmax = seed_weight * W_seed.max(axis=0)
+    top = max(float(colmax.max(initial=0.0)), float(seed_colmax.max(initial=0.0)))
+    cut = MIXTURE_GHOST_RTOL * top
+    kept = weights.copy()
+    kept[np.unique(pc.owner[(colmax > 0) & (colmax <= cut)])] = 0.0
+    kept_seed = 0.0 if seed_weight > 0 and seed_colmax.min() <= cut else float(seed_weight)
+    if kept.sum() + kept_seed <= 0:  # (cannot happen: the largest entry's channel is never a ghost)
+        kept, kept_seed = weights, float(seed_weight)
+    scale = 1.0 / (float(kept.sum()) + kept_seed)
+    kept, kept_seed = kept * scale, kept_seed * scale
+    w = kept[pc.owner]
     parts = [pc.columns[:, w > 0] * w[w > 0]]
-    if seed_weight > 0:
-        parts.insert(0, W_seed * (seed_weight * scale))
-    return np.hstack(parts)
+    if kept_seed > 0:
+        parts.insert(0, W_seed * kept_seed)
+    return np.hstack(parts), kept, kept_seed
 
 
 def _machine_factor() -> float:

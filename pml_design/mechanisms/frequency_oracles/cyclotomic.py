@@ -48,7 +48,7 @@ NEAR_MAX_MULTIPLIERS: int = 4
 NEAR_MAX_SPREAD: float = 1.02
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=256)
 def class_table(p: int, e: int) -> tuple[np.ndarray, np.ndarray]:
     """``(cls, η)`` for a prime p and ``e | p − 1``: the cyclotomic class of order e of each element of GF(p) (−1 for
     0), and the Gaussian periods ``η_j = Σ_{x∈C_0} ω^{g^j x}`` (``ω = e^{−2πi/p}``, g the primitive root), j < e."""
@@ -58,7 +58,7 @@ def class_table(p: int, e: int) -> tuple[np.ndarray, np.ndarray]:
     for t in range(p - 1):
         pw[t] = x
         x = x * g % p
-    cls = np.full(p, -1, dtype=np.int64)
+    cls = np.full(p, -1, dtype=np.int8 if e < 128 else np.int64)  # one byte a point: 256 cached tables stay small
     cls[pw] = np.arange(p - 1) % e
     eta = np.fft.fft((cls == 0).astype(float))[pw[:e]]
     cls.setflags(write=False)
@@ -114,7 +114,7 @@ def near_designs(n: int, max_outputs: int) -> tuple[tuple, ...]:
                     if len(A) * p > max_outputs:
                         continue
                     mu = sum(S[:, (np.arange(e) + a) % e] for a in A)
-                    with np.errstate(divide="ignore"):
+                    with np.errstate(divide="ignore", invalid="ignore"):  # μ = 0 rows (not live) give inf·0
                         spread = np.where(live & (mu.min(axis=1) > 1e-9 * mu.mean(axis=1)),
                                           np.mean(1.0 / mu, axis=1) * np.mean(mu, axis=1), np.inf)
                     for j in np.flatnonzero(spread <= NEAR_MAX_SPREAD):
@@ -136,7 +136,7 @@ def near_is_design(p: int, e: int, D: tuple[int, ...], zero: bool, A: tuple[int,
     cls, _ = class_table(p, e)
     member = np.isin(cls, D)
     member[0] = zero
-    nd = np.rint(np.fft.ifft(np.abs(np.fft.fft(member.astype(float))) ** 2).real).astype(np.int64)
+    nd = np.rint(np.fft.irfft(np.abs(np.fft.rfft(member.astype(float))) ** 2, n=p)).astype(np.int64)
     g = primitive_root(p)
     z = np.arange(1, p)
     counts = sum(nd[(pow(g, (p - 1 - a) % (p - 1), p) * z) % p] for a in A)
