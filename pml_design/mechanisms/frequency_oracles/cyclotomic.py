@@ -24,6 +24,7 @@ __all__ = ["NEAR_MAX_MULTIPLIERS", "NEAR_MAX_SPREAD", "NEAR_ORDERS", "NEAR_PRIME
            "near_incidence", "near_is_design", "near_spectra", "primitive_root"]
 
 
+@lru_cache(maxsize=1024)
 def primitive_root(p: int) -> int:
     """The least primitive root of the prime p (1 for p = 2, where GF(2)* = {1})."""
     if p == 2:  # GF(2)* = {1}

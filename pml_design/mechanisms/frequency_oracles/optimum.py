@@ -175,22 +175,9 @@ def _primes_from(lo: int, count: int) -> list[int]:
 
 def _cyclotomic_incidence(n: int, p: int, e: int, c: int, zero: bool, points: np.ndarray | None = None) -> np.ndarray:
     """Incidence (N × b) of the translates of ``S_i = ∪_{j<c} C_{i+j}`` (∪ {0} if ``zero``), i < e, restricted to N
-    points (``points``, default the first N; symbol x sits on ``points[x]``)."""
-    g = _primitive_root(p)
-    logs = np.empty(p, dtype=np.int64)
-    logs[np.array([pow(g, t, p) for t in range(p - 1)])] = np.arange(p - 1)
-    cls = np.full(p, -1, dtype=np.int64)
-    cls[1:] = logs[1:] % e
-    x = np.arange(n) if points is None else np.asarray(points[:n], dtype=np.int64)
-    shifts = np.arange(p)
-    diff = (x[:, None] - shifts[None, :]) % p  # (N, p): x − b
-    blocks = []
-    for i in range(e):
-        member = ((cls[diff] - i) % e < c) & (diff != 0)
-        if zero:
-            member |= diff == 0
-        blocks.append(member)
-    return np.hstack(blocks)
+    points (``points``, default the first N; symbol x sits on ``points[x]``): the near-design of
+    :mod:`.cyclotomic` with every multiplier class, ``g^i S_0 = S_i``."""
+    return near_incidence(n, p, e, tuple(range(c)), zero, tuple(range(e)), points)
 
 
 def _affine_incidence(n: int, q: int, m: int, points: np.ndarray | None = None) -> np.ndarray:
@@ -359,8 +346,8 @@ def _all_subsets(n: int, k: int) -> np.ndarray:
 
 
 def _scored(n: int, epsilon: float, p: np.ndarray, max_outputs: int) -> list[tuple[float, tuple]]:
-    """``(mse, (name, b, r, λ, builder))`` of every family within the budget, best first (a stable sort: ties keep the
-    families' order)."""
+    """``(mse, (name, b, r, λ, builder, spread))`` of every family within the budget (2-designs and near-designs),
+    best first; equal to 9 digits, more blocks first, then the families' order (a stable sort)."""
     return sorted(((_spread_mse(n, c[1], c[2], c[3], c[5], epsilon, p), c)
                    for c in _all_candidates(n, epsilon, max(int(max_outputs), n))),
                   key=lambda t: (float(f"{t[0]:.9e}"), -t[1][1]))  # equal to 9 digits: more blocks first
@@ -379,7 +366,8 @@ def _near_candidates(n: int, max_outputs: int) -> list[tuple]:
 
 
 def _best_candidate(n: int, epsilon: float, p: np.ndarray, max_outputs: int):
-    """(name, b, r, λ, builder) of :func:`compact_ldp_channel`'s choice, before anything is built (b: its outputs)."""
+    """(name, b, r, λ, builder, spread) of :func:`compact_ldp_channel`'s choice, before anything is built (b: its
+    outputs)."""
     return _scored(n, epsilon, p, max_outputs)[0][1]
 
 
