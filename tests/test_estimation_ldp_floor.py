@@ -480,3 +480,17 @@ def test_symbols_spread_over_the_points_keep_r_lambda_and_lower_the_mle_error():
     assert e_spread < e_first - 0.02
     np.testing.assert_allclose(opt.build_candidate(n, eps, p, "AG(2,53)", max_outputs=8 * n).matrix,
                                opt._channel_from_blocks(spread, eps), rtol=0, atol=0)  # the design's channel
+
+
+def test_cyclotomic_helpers_name_their_bad_argument():
+    from pml_design.mechanisms.frequency_oracles import cyclotomic as cy
+
+    assert cy.primitive_root(2) == 1 and cy.primitive_root(73) == 5
+    for call, arg in [(lambda: cy.primitive_root(91), "p must be a prime"), (lambda: cy.primitive_root(1), "p"),
+                      (lambda: cy.class_table(73, 5), "e must divide"), (lambda: cy.class_table(73, 0), "e"),
+                      (lambda: cy.near_designs(1, 64), "n must"), (lambda: cy.near_designs(10, 0), "max_outputs")]:
+        with pytest.raises(ValueError, match=arg):
+            call()
+    with pytest.raises(TypeError, match="p"):
+        cy.primitive_root(7.5)
+

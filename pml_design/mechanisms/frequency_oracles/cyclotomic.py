@@ -20,13 +20,24 @@ from itertools import combinations
 
 import numpy as np
 
+from ..._validation import check_positive_int
+
 __all__ = ["NEAR_MAX_MULTIPLIERS", "NEAR_MAX_SPREAD", "NEAR_ORDERS", "NEAR_PRIMES", "class_table", "near_designs",
            "near_incidence", "near_is_design", "near_spectra", "primitive_root"]
 
 
 @lru_cache(maxsize=1024)
 def primitive_root(p: int) -> int:
-    """The least primitive root of the prime p (1 for p = 2, where GF(2)* = {1})."""
+    """The least primitive root of the prime p (1 for p = 2, where GF(2)* = {1}).
+
+    Raises
+    ------
+    ValueError, TypeError
+        p not a prime.
+    """
+    p = check_positive_int(p, "p", minimum=2)
+    if any(p % d == 0 for d in range(2, math.isqrt(p) + 1)):
+        raise ValueError(f"p must be a prime, got {p}")
     if p == 2:  # GF(2)* = {1}
         return 1
     m, fac, d = p - 1, set(), 2
@@ -52,8 +63,18 @@ NEAR_MAX_SPREAD: float = 1.02
 @lru_cache(maxsize=256)
 def class_table(p: int, e: int) -> tuple[np.ndarray, np.ndarray]:
     """``(cls, η)`` for a prime p and ``e | p − 1``: the cyclotomic class of order e of each element of GF(p) (−1 for
-    0), and the Gaussian periods ``η_j = Σ_{x∈C_0} ω^{g^j x}`` (``ω = e^{−2πi/p}``, g the primitive root), j < e."""
+    0), and the Gaussian periods ``η_j = Σ_{x∈C_0} ω^{g^j x}`` (``ω = e^{−2πi/p}``, g the primitive root), j < e
+    (Storer, *Cyclotomy and Difference Sets*, 1967, ch. 1; docs/ldp.md §6).
+
+    Raises
+    ------
+    ValueError, TypeError
+        p not a prime, e not a positive divisor of p − 1.
+    """
     g = primitive_root(p)
+    e = check_positive_int(e, "e")
+    if (p - 1) % e:
+        raise ValueError(f"e must divide p - 1 = {p - 1}, got {e}")
     pw = np.empty(p - 1, dtype=np.int64)
     x = 1
     for t in range(p - 1):
@@ -94,7 +115,12 @@ def near_designs(n: int, max_outputs: int) -> tuple[tuple, ...]:
     ``S_0 + S_2 = S_1 + S_3`` that some primes nearly meet (N = 10 000: p = 10 729, D = C_0 ∪ C_1 ∪ C_2, spread
     1.0001, k/v = 3/8 on 21 458 blocks, where every 2-design within 32 768 blocks has k/v ≤ 0.34). Per prime, order,
     |A| and k the flattest (D, A) is kept, if its spread is at most :data:`NEAR_MAX_SPREAD`.
+
+    Implements: docs/ldp.md §6 (cyclotomic near-designs). Raises ValueError/TypeError for N below 2 or a
+    ``max_outputs`` that is not a positive integer.
     """
+    n = check_positive_int(n, "n", minimum=2)
+    max_outputs = check_positive_int(max_outputs, "max_outputs")
     out: list[tuple] = []
     for e in NEAR_ORDERS:
         asets = [(0,) + c for m in range(NEAR_MAX_MULTIPLIERS) if m + 1 < e
