@@ -250,14 +250,23 @@ def test_pi_mass_dual_is_a_valid_bound_of_its_lp_and_mostly_exact():
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_climb_ends_at_a_valid_local_maximum(seed):
-    """The incumbents' local search: a valid ray, never worse than its start, and no single move improves it."""
+@pytest.mark.parametrize("arrow", [False, True])
+def test_climb_ends_at_a_valid_local_maximum(seed, arrow):
+    """The incumbents' local search: a valid ray, never worse than its start, and no single move improves it.
+
+    With the arrow row (``2 r_h Σ y_x r_x``, h the heaviest symbol) the value checked is :meth:`BallCells.value`
+    of the closed-form column (the climb's O(1) move values are a second derivation); a climb that ignored the row
+    (before 2026-11-26) stops at points a single move improves and fails here."""
     rng = np.random.default_rng(500 + seed)
     n = 5 + seed % 3
     p, pi, beta, eps, d, w = _problem(rng, n, negative_b=seed % 2 == 0)
-    cone = BallCells(p, beta, eps, pi, d, w, None, None)
+    y = None
+    if arrow:
+        y = rng.normal(scale=5.0, size=n)
+        y[int(np.argsort(-p, kind="stable")[0])] = 0.0
+    cone = BallCells(p, beta, eps, pi, d, w, None, None, y=y)
     labs = _rays(p, pi, beta, eps)[0]
-    phi = lambda c: float(cone.d @ (c * c) - cone.w @ c)  # noqa: E731
+    phi = lambda c: float(cone.value(c[:, None])[0])  # noqa: E731
     for j in rng.integers(labs.shape[0], size=5):
         U, V = labs[j] == 1, labs[j] > 0
         start = phi(cone.column(U, V))

@@ -385,11 +385,10 @@ class BallCells:
                 c = self.column(U, V)
                 if c is None:
                     continue
-                polished = self.column(*self.climb(U, V, float(self.d @ (c * c) - self.w @ c)))
-                # the climb's running sums may round a mass across θ: its start is kept then; with the arrow row
-                # the climb (separable) is kept only where it raised the value
-                if polished is not None and self.y is not None and \
-                        self.value(polished[:, None])[0] < self.value(c[:, None])[0]:
+                polished = self.column(*self.climb(U, V, float(self.value(c[:, None])[0])))
+                # the climb's running sums may round a mass across θ: its start is kept then (and wherever its
+                # end is not above the start by the exact value)
+                if polished is not None and self.value(polished[:, None])[0] < self.value(c[:, None])[0]:
                     polished = None
                 cols.append(c if polished is None else polished)
         return np.array(cols).T if cols else np.zeros((n, 0))
@@ -400,13 +399,18 @@ class BallCells:
 
         One item moves per step between out, V∖U and U; every move's value is O(1) from the sums of ``d`` and ``w``
         over U and V∖U (``Φ = A²Σ_U d − AΣ_U w + B²Σ_{V∖U} d − BΣ_{V∖U} w``, levels from §3), so a step is O(N).
+        With the arrow row (``y``) the value also has ``2 r_h (AΣ_U y + BΣ_{V∖U} y)``, ``r_h`` the level of the
+        row's symbol h (A, B or 0 by its label; a move of h changes it), still O(1) a move (before 2026-11-26 the
+        climb ignored the row, so with it the rounds' rays rarely cut the master and the rounds ended early).
         Only moves to valid rays (``h_U < 0 ≤ h_V``, V non-empty, U not everything) are taken. A heuristic: the
         branch and bound's incumbents (its cell bounds are what is proven).
         """
         p, pi, d, w = self.p, self.pi, self.d, self.w
+        yv, hs = self.y, (int(self.branch[0]) if self.y is not None else -1)
         n = p.size
         lab = np.where(U, 1, np.where(V, 2, 0))
         tgt = np.arange(3)[:, None]
+        is_h = (np.arange(n) == hs)[None, :]
         cur = start
         for _ in range(4 * n):
             iu, iw = lab == 1, lab == 2
@@ -429,7 +433,13 @@ class BallCells:
             ok = (hu < 0) & (hv >= 0) & (nu_ < n) & (nout < n) & (den > 0) & (tgt != lab[None, :])
             with np.errstate(divide="ignore", invalid="ignore"):
                 A, B = (hv - hu) / den, -hu / den
-                val = np.where(ok, A * A * du - A * wu + B * B * dw - B * ww, -np.inf)
+                val = A * A * du - A * wu + B * B * dw - B * ww
+                if hs >= 0:
+                    yu = yv[iu].sum() - np.where(iu, yv, 0.0) + np.where(tu, yv, 0.0)
+                    yw = yv[iw].sum() - np.where(iw, yv, 0.0) + np.where(tw, yv, 0.0)
+                    hl = np.where(is_h, tgt, lab[hs])  # h's label after the move
+                    val = val + 2.0 * np.where(hl == 1, A, np.where(hl == 2, B, 0.0)) * (A * yu + B * yw)
+                val = np.where(ok, val, -np.inf)
             k = int(np.argmax(val))
             if not val.flat[k] > cur + 1e-12 * abs(cur):
                 break
