@@ -18,9 +18,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ...mechanisms.frequency_oracles.fisher import fisher_information
-from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum
+from ...mechanisms.frequency_oracles.optimum import compact_ldp_channel, ldp_optimum, ranked_candidates
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
-from ..anytime import PROOF_RTOL, _default_progress, _progress_update, warn_result_gap
+from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
@@ -32,6 +32,7 @@ from .mixture import dyadic_partitions, mixture_weights, partition_channels
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
+from .seeds import SEED_RANK_MAX_N
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
 
@@ -245,7 +246,10 @@ def design_frequency_estimation(
     DesignResult
         ``utility`` = the MSE per report (lower is better, ``sense="min"``), ``lower_bound`` the best valid bound
         seen (``-inf`` when none), ``upper_bound`` = ``utility``. ``info`` names the LDP optimum
-        (``ldp_optimum``, ``ldp_optimum_mse``) and the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``).
+        (``ldp_optimum``, ``ldp_optimum_mse``) and the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``);
+        ``info["relaxation_floor"]`` (None when that relaxation did not run) is ``1 − relaxed/utility``, with
+        ``relaxed`` the lowest value of the diagonal-moment relaxed master over its pools of rays: no bound of that
+        relaxation proves a smaller relative gap for this design, however long it runs (docs/design.md §7.4).
     """
     from ..._validation import as_generator  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
@@ -272,6 +276,13 @@ def design_frequency_estimation(
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
     # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
+        if n <= SEED_RANK_MAX_N:
+            # the closed-form ranking's one-time tables for this (N, budget) (prime scans, near-designs: ~0.5 s in a
+            # fresh process) are built first, so the build time below, which prices every later candidate seed in
+            # rank_seeds, is the channel's own: timed cold, a first call at N = 30, ε = 4 with a 3 s limit priced the
+            # next candidate at 25 s, stopped after 0.6 s with the seed alone (gap 61 %), where a second call ran
+            # column generation
+            ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=1)
         t_build = time.perf_counter()
         seed = compact_ldp_channel(n, epsilon, prior, max_outputs=max_outputs)
         t_build = time.perf_counter() - t_build
@@ -502,6 +513,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                 for value in (mb.value, cb.value):
                     if math.isfinite(value):
                         state["lower"] = max(state["lower"], value + float(prior @ prior))
+                _ceiling(state, mb.relaxed)
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
@@ -512,6 +524,8 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             mbg = bg.result(until=time.perf_counter() if done else deadline)
             state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
                                          if mbg is not None else {"error": bg.error})
+            if mbg is not None:
+                _ceiling(state, mbg.relaxed)
             if mbg is not None and math.isfinite(mbg.value):
                 state["lower"] = max(state["lower"], mbg.value + float(prior @ prior))
                 _progress_update(bar, best.value, state["lower"] - float(prior @ prior))
@@ -526,6 +540,13 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
         small = fewer_outputs(R, w, left)
         if small is not None:
             best.offer(small, best.source + " (fewer outputs)", rtol=1e-6)  # the LP meets F to its tolerance
+
+
+def _ceiling(state: dict, relaxed: float) -> None:
+    """Keep the lowest relaxed-master value of the diagonal-moment relaxation (over any pool of rays it is at least
+    that relaxation's optimum, so no bound it proves is above it: docs/design.md §7.4, the floor)."""
+    if math.isfinite(relaxed):
+        state["relaxed"] = min(state.get("relaxed", math.inf), float(relaxed))
 
 
 def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed, seed_value: float,
@@ -552,6 +573,10 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             ),
             stacklevel=3,
         )
+    # the relaxation's floor for this design: no bound of the diagonal-moment relaxation is above its relaxed master's
+    # value over a pool, so no run of it proves a relative gap below 1 − relaxed/value (docs/design.md §7.4)
+    relaxed = state.get("relaxed", math.inf)
+    floor = max(0.0, 1.0 - relaxed / value) if math.isfinite(relaxed) and value > 0 else None
     cert = best.cert
     res = DesignResult(
         matrix=cert.matrix,
@@ -592,7 +617,14 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "search_escalations": int(state.get("level", 0)),
             "mixture": state.get("mixture"),
             "seeds": state.get("seeds"),
+            "relaxation_floor": floor,
         },
     )
-    warn_result_gap(res, time_limit)  # the one gap warning of every method: above 1 % or unknown
+    # the one gap warning of every method (above 1 % or unknown), with the floor where it is known to matter
+    detail = ""
+    if floor is not None and floor > 0.5 * WARN_GAP:
+        detail = f"the diagonal-moment relaxation behind this bound cannot prove less than {floor:.2%} for this design"
+        if res.relative_gap <= 1.25 * floor + 0.005:  # the bound is at its floor: the design has to move
+            detail += ", so more time lowers the gap mainly through a better design"
+    warn_result_gap(res, time_limit, detail=detail)
     return res
