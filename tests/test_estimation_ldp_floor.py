@@ -494,3 +494,27 @@ def test_cyclotomic_helpers_name_their_bad_argument():
     with pytest.raises(TypeError, match="p"):
         cy.primitive_root(7.5)
 
+
+
+def test_near_designs_scan_primes_up_to_a_few_times_n_and_rank_as_without_the_cap(monkeypatch):
+    """Near-design primes stop at ``NEAR_MAX_RATIO·N`` (N = 10 scanned up to p = 1 289 where the budget allowed,
+    0.7 s in a fresh process, the whole of a 1 s design); the closed-form ranking is the uncapped one's."""
+    from pml_design.mechanisms.frequency_oracles import cyclotomic as cy
+
+    capped = {}
+    for n in (10, 40, 64):
+        specs = cy.near_designs(n, 4096)
+        assert specs and max(s[4][0] for s in specs) <= cy.NEAR_MAX_RATIO * n
+        p = 1.0 / np.arange(1, n + 1) ** 1.1
+        p /= p.sum()
+        capped[n] = [opt.ranked_candidates(n, e, p, max_outputs=4096, count=3) for e in (0.5, 1.0, 2.0, 4.0)]
+    monkeypatch.setattr(cy, "NEAR_MAX_RATIO", math.inf)
+    cy.near_designs.cache_clear()
+    try:
+        for n in capped:
+            assert max(s[4][0] for s in cy.near_designs(n, 4096)) > 4 * n  # the uncapped scan goes on
+            p = 1.0 / np.arange(1, n + 1) ** 1.1
+            p /= p.sum()
+            assert capped[n] == [opt.ranked_candidates(n, e, p, max_outputs=4096, count=3) for e in (0.5, 1.0, 2.0, 4.0)]
+    finally:
+        cy.near_designs.cache_clear()

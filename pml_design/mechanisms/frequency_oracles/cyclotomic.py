@@ -58,6 +58,10 @@ NEAR_ORDERS: tuple[int, ...] = (4, 8)
 NEAR_PRIMES: int = 48
 NEAR_MAX_MULTIPLIERS: int = 4
 NEAR_MAX_SPREAD: float = 1.02
+#: Primes up to this many times N only (the symbols sit on N of the p points). Where the budget allowed more, small
+#: alphabets scanned primes up to 130 N (N = 10: p ≤ 1 289, 0.7 s in a fresh process, which a 1 s design then lacked
+#: for its column generation); at p ≤ 2N no ranking changed for N = 10 … 3 000, ε = 0.5 … 4 (docs/ldp.md §6).
+NEAR_MAX_RATIO: float = 4.0
 
 
 @lru_cache(maxsize=256)
@@ -127,7 +131,7 @@ def near_designs(n: int, max_outputs: int) -> tuple[tuple, ...]:
                  for c in combinations(range(1, e), m)]
         primes: list[int] = []
         c = max(n, e + 1)
-        while len(primes) < NEAR_PRIMES and c <= max_outputs:
+        while len(primes) < NEAR_PRIMES and c <= min(max_outputs, NEAR_MAX_RATIO * n):
             if (c - 1) % e == 0 and all(c % d for d in range(2, math.isqrt(c) + 1)):
                 primes.append(c)
             c += 1
