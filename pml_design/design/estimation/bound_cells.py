@@ -406,39 +406,36 @@ class BallCells:
         branch and bound's incumbents (its cell bounds are what is proven).
         """
         p, pi, d, w = self.p, self.pi, self.d, self.w
-        yv, hs = self.y, (int(self.branch[0]) if self.y is not None else -1)
+        hs = int(self.branch[0]) if self.y is not None else -1
         n = p.size
+        # what each item adds, by its label (0 out, 1 U, 2 V∖U), to the sums P̂(U), P̂(V), π(U), π(V∖U), Σ_U d, Σ_U w,
+        # Σ_{V∖U} d, Σ_{V∖U} w, #out, #U (and Σ_U y, Σ_{V∖U} y with the arrow row): a move's sums are the current
+        # ones minus the item's old column plus its new one, every move at once
+        zero, one = np.zeros(n), np.ones(n)
+        rows = [(zero, p, zero), (zero, p, p), (zero, pi, zero), (zero, zero, pi), (zero, d, zero), (zero, w, zero),
+                (zero, zero, d), (zero, zero, w), (one, zero, zero), (zero, one, zero)]
+        if hs >= 0:
+            rows += [(zero, self.y, zero), (zero, zero, self.y)]
+        C = np.array(rows).transpose(1, 0, 2)  # (label, sum, item)
+        items = np.arange(n)
         lab = np.where(U, 1, np.where(V, 2, 0))
         tgt = np.arange(3)[:, None]
-        is_h = (np.arange(n) == hs)[None, :]
+        is_h = (items == hs)[None, :]
         cur = start
         for _ in range(4 * n):
-            iu, iw = lab == 1, lab == 2
-            su = np.array([p[iu].sum(), p[iu | iw].sum(), pi[iu].sum(), pi[iw].sum(), d[iu].sum(), w[iu].sum(),
-                           d[iw].sum(), w[iw].sum(), float((lab == 0).sum()), float(iu.sum())])
-            tu, tw, to = tgt == 1, tgt == 2, tgt == 0
-            u = su[0] - np.where(iu, p, 0.0) + np.where(tu, p, 0.0)
-            v = su[1] - np.where(iu | iw, p, 0.0) + np.where(tu | tw, p, 0.0)
-            s_u = su[2] - np.where(iu, pi, 0.0) + np.where(tu, pi, 0.0)
-            s_w = su[3] - np.where(iw, pi, 0.0) + np.where(tw, pi, 0.0)
-            du = su[4] - np.where(iu, d, 0.0) + np.where(tu, d, 0.0)
-            wu = su[5] - np.where(iu, w, 0.0) + np.where(tu, w, 0.0)
-            dw = su[6] - np.where(iw, d, 0.0) + np.where(tw, d, 0.0)
-            ww = su[7] - np.where(iw, w, 0.0) + np.where(tw, w, 0.0)
-            nout = su[8] - (lab == 0) + to
-            nu_ = su[9] - iu + tu
+            now = C[lab, :, items].T  # (sum, item): each item's current column
+            S = now.sum(axis=1)[:, None, None] - now[:, None, :] + C.transpose(1, 0, 2)  # (sum, target, item)
+            u, v, s_u, s_w, du, wu, dw, ww, nout, nu_ = S[:10]
             hu = self.h(u)
-            hv = np.where(nout == 0, self.e - 1.0, self.h(v))
+            hv = np.where(nout < 0.5, self.e - 1.0, self.h(v))
             den = s_u * (hv - hu) - s_w * hu
-            ok = (hu < 0) & (hv >= 0) & (nu_ < n) & (nout < n) & (den > 0) & (tgt != lab[None, :])
+            ok = (hu < 0) & (hv >= 0) & (nu_ < n - 0.5) & (nout < n - 0.5) & (den > 0) & (tgt != lab[None, :])
             with np.errstate(divide="ignore", invalid="ignore"):
                 A, B = (hv - hu) / den, -hu / den
                 val = A * A * du - A * wu + B * B * dw - B * ww
                 if hs >= 0:
-                    yu = yv[iu].sum() - np.where(iu, yv, 0.0) + np.where(tu, yv, 0.0)
-                    yw = yv[iw].sum() - np.where(iw, yv, 0.0) + np.where(tw, yv, 0.0)
                     hl = np.where(is_h, tgt, lab[hs])  # h's label after the move
-                    val = val + 2.0 * np.where(hl == 1, A, np.where(hl == 2, B, 0.0)) * (A * yu + B * yw)
+                    val = val + 2.0 * np.where(hl == 1, A, np.where(hl == 2, B, 0.0)) * (A * S[10] + B * S[11])
                 val = np.where(ok, val, -np.inf)
             k = int(np.argmax(val))
             if not val.flat[k] > cur + 1e-12 * abs(cur):
