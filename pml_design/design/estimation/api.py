@@ -110,7 +110,7 @@ MIXTURE_STEPS_LARGE: int = 1000
 #: entry: 10 × the clean-up's ghost threshold (:func:`~pml_design.design.linear.lp.clean_tiny`, 1e-6).
 MIXTURE_GHOST_RTOL: float = 1e-5
 #: A first seed built faster than this is built again and timed warm (its time prices every later candidate seed).
-REBUILD_SECONDS: float = 0.25
+REBUILD_SECONDS: float = 1.0
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
