@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...mechanisms.frequency_oracles.fisher import fisher_information
-from ...mechanisms.frequency_oracles.optimum import build_candidate, compact_ldp_channel, ldp_optimum, ranked_candidates
+from ...mechanisms.frequency_oracles.optimum import ldp_optimum
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
@@ -28,11 +28,12 @@ from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
-from .mixture import dyadic_partitions, mixture_weights, partition_channels
+from .mixture import MIXTURE_GHOST_RTOL, dyadic_partitions, mixture_weights, partition_channels  # noqa: F401
+from .mixture import mixture_matrix as _mixture_matrix
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
-from .seeds import SEED_RANK_MAX_N
+from .seeds import first_seed
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
 
@@ -106,11 +107,6 @@ MIXTURE_MAX_N: int = 4000
 #: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
 MIXTURE_STEPS: int = 100
 MIXTURE_STEPS_LARGE: int = 1000
-#: A mixture's channel is dropped (weights renormalised) when one of its columns is at most this share of the largest
-#: entry: 10 × the clean-up's ghost threshold (:func:`~pml_design.design.linear.lp.clean_tiny`, 1e-6).
-MIXTURE_GHOST_RTOL: float = 1e-5
-#: A first seed built faster than this is built again and timed warm (its time prices every later candidate seed).
-REBUILD_SECONDS: float = 1.0
 #: Relative accuracy of each restricted-master solve when the pricing is heuristic (not enumerated; 1e-8 then):
 #: multipliers that good price as well, and rounds are 2–3× cheaper, so more of them fit (docs/design.md §7).
 MASTER_RTOL: float = 1e-4
@@ -278,24 +274,7 @@ def design_frequency_estimation(
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
     # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
-        if n <= SEED_RANK_MAX_N:
-            # the closed-form ranking's one-time tables for this (N, budget) (prime scans, near-designs: ~0.5 s in a
-            # fresh process) are built first, so the build time below, which prices every later candidate seed in
-            # rank_seeds, is the channel's own: timed cold, a first call at N = 30, ε = 4 with a 3 s limit priced the
-            # next candidate at 25 s, stopped after 0.6 s with the seed alone (gap 61 %), where a second call ran
-            # column generation
-            ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=1)
-        t_build = time.perf_counter()
-        seed = compact_ldp_channel(n, epsilon, prior, max_outputs=max_outputs)
-        t_build = time.perf_counter() - t_build
-        if n <= SEED_RANK_MAX_N and t_build < REBUILD_SECONDS:
-            # a quick first build is mostly first-call overhead, which rank_seeds would scale by the next candidate's
-            # outputs over this one's (N = 40, ε = 4, fresh process: GRR built in 0.053 s, the next candidate has 41
-            # times its outputs, priced at 3.3 s: a 2 s design ended with the seed, 0 rounds, where a warm one ran 20):
-            # timed again, warm
-            t_again = time.perf_counter()
-            build_candidate(n, epsilon, prior, seed.name, max_outputs=max_outputs)
-            t_build = min(t_build, time.perf_counter() - t_again)
+        seed, t_build = first_seed(n, epsilon, prior, max_outputs)
         best = _Incumbent(uset, epsilon, util, prior)
         t_offer = time.perf_counter()
         best.offer(seed.matrix, "ldp_seed")
@@ -338,34 +317,6 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
                         "value": res.value}
     best.offer(W, "mixture")
-
-
-def _mixture_matrix(W_seed: np.ndarray, pc, weights: np.ndarray,
-                    seed_weight: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """``[α_0 W_seed, α_c W_c …]`` without the channels (the seed is one) the clean-up would cut a column of as a
-    ghost (at most :data:`MIXTURE_GHOST_RTOL` of the largest entry): they are dropped whole and the weights
-    renormalised; returns the matrix and the weights used. Every channel's rows sum to 1, so the rows still do and
-    the columns stay exactly two-level, which the certification prices in closed form. (Dropping ghost *columns*
-    left rows short by ~1e-8; their renormalisation spread each column's levels by ~1e-9, and every certification
-    of a 1 000 × 13 000 mixture fell back to the per-column sort: 7 s instead of 0.1 s, a 120 s call ending at
-    129 s.) A mixture of nothing but ghosts keeps its heaviest channel."""
-    weights = np.array(weights, dtype=float)
-    colmax = pc.columns.max(axis=0) * weights[pc.owner]
-    seed_colmax = seed_weight * W_seed.max(axis=0)
-    top = max(float(colmax.max(initial=0.0)), float(seed_colmax.max(initial=0.0)))
-    cut = MIXTURE_GHOST_RTOL * top
-    kept = weights.copy()
-    kept[np.unique(pc.owner[(colmax > 0) & (colmax <= cut)])] = 0.0
-    kept_seed = 0.0 if seed_weight > 0 and seed_colmax.min() <= cut else float(seed_weight)
-    if kept.sum() + kept_seed <= 0:  # (cannot happen: the largest entry's channel is never a ghost)
-        kept, kept_seed = weights, float(seed_weight)
-    scale = 1.0 / (float(kept.sum()) + kept_seed)
-    kept, kept_seed = kept * scale, kept_seed * scale
-    w = kept[pc.owner]
-    parts = [pc.columns[:, w > 0] * w[w > 0]]
-    if kept_seed > 0:
-        parts.insert(0, W_seed * kept_seed)
-    return np.hstack(parts), kept, kept_seed
 
 
 def _machine_factor() -> float:
