@@ -245,9 +245,11 @@ def design_frequency_estimation(
         ``utility`` = the MSE per report (lower is better, ``sense="min"``), ``lower_bound`` the best valid bound
         seen (``-inf`` when none), ``upper_bound`` = ``utility``. ``info`` names the LDP optimum
         (``ldp_optimum``, ``ldp_optimum_mse``) and the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``);
-        ``info["relaxation_floor"]`` (None when that relaxation did not run) is ``1 − relaxed/utility``, with
-        ``relaxed`` the lowest value of the diagonal-moment relaxed master over its pools of rays: no bound of that
-        relaxation proves a smaller relative gap for this design, however long it runs (docs/design.md §7.4).
+        ``info["relaxation_floor"]`` is ``1 − relaxed/utility``, with ``relaxed`` the lowest value of the
+        diagonal-moment relaxed master over its pools of rays: no bound of that relaxation (its best is
+        ``info["relaxation_bound"]``) proves a smaller relative gap for this design, however long it runs; other
+        bounds (Frank–Wolfe) may (docs/design.md §7.4, §12). Both are None when that relaxation did not run or solved
+        no master in time.
     """
     from ..._validation import as_generator  # noqa: PLC0415
     from ...progress import progress_bar  # noqa: PLC0415
@@ -474,7 +476,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                 for value in (mb.value, cb.value):
                     if math.isfinite(value):
                         state["lower"] = max(state["lower"], value + float(prior @ prior))
-                _ceiling(state, mb.relaxed)
+                _ceiling(state, mb.relaxed, mb.value)
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
@@ -486,7 +488,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
                                          if mbg is not None else {"error": bg.error})
             if mbg is not None:
-                _ceiling(state, mbg.relaxed)
+                _ceiling(state, mbg.relaxed, mbg.value)
             if mbg is not None and math.isfinite(mbg.value):
                 state["lower"] = max(state["lower"], mbg.value + float(prior @ prior))
                 _progress_update(bar, best.value, state["lower"] - float(prior @ prior))
@@ -503,11 +505,14 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             best.offer(small, best.source + " (fewer outputs)", rtol=1e-6)  # the LP meets F to its tolerance
 
 
-def _ceiling(state: dict, relaxed: float) -> None:
-    """Keep the lowest relaxed-master value of the diagonal-moment relaxation (over any pool of rays it is at least
-    that relaxation's optimum, so no bound it proves is above it: docs/design.md §7.4, the floor)."""
+def _ceiling(state: dict, relaxed: float, value: float) -> None:
+    """Keep the diagonal-moment relaxation's best bound ``value`` and lowest relaxed-master value ``relaxed`` (over any
+    pool of rays the relaxed value is at least that relaxation's optimum, so no bound *of that relaxation* is above
+    it: docs/design.md §7.4, the floor; the Frank–Wolfe bound bounds the design problem itself and may be higher)."""
     if math.isfinite(relaxed):
         state["relaxed"] = min(state.get("relaxed", math.inf), float(relaxed))
+    if math.isfinite(value):
+        state["moment"] = max(state.get("moment", -math.inf), float(value))
 
 
 def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed, seed_value: float,
@@ -535,8 +540,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             stacklevel=3,
         )
     # the relaxation's floor for this design: no bound of the diagonal-moment relaxation is above its relaxed master's
-    # value over a pool, so no run of it proves a relative gap below 1 − relaxed/value (docs/design.md §7.4)
-    relaxed = state.get("relaxed", math.inf)
+    # value over a pool, so no run of *it* proves a relative gap below 1 − relaxed/value (docs/design.md §7.4, §12)
+    relaxed, moment = state.get("relaxed", math.inf), state.get("moment", -math.inf)
     floor = max(0.0, 1.0 - relaxed / value) if math.isfinite(relaxed) and value > 0 else None
     cert = best.cert
     res = DesignResult(
@@ -579,13 +584,16 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "mixture": state.get("mixture"),
             "seeds": state.get("seeds"),
             "relaxation_floor": floor,
+            "relaxation_bound": moment if math.isfinite(moment) else None,
         },
     )
     # the one gap warning of every method (above 1 % or unknown), with the floor where it is known to matter
     detail = ""
-    if floor is not None and floor > 0.5 * WARN_GAP:
-        detail = f"the diagonal-moment relaxation behind this bound cannot prove less than {floor:.2%} for this design"
-        if res.relative_gap <= 1.25 * floor + 0.005:  # the bound is at its floor: the design has to move
-            detail += ", so more time lowers the gap mainly through a better design"
+    from_moment = math.isfinite(moment) and res.lower_bound <= moment * (1 + 1e-12) + 1e-300
+    if floor is not None and floor > 0.5 * WARN_GAP and from_moment:  # the bound reported is that relaxation's
+        detail = (f"the diagonal-moment relaxation that gives this bound cannot prove less than {floor:.2%} for this "
+                  "design, its own loss at the optimum included")
+        if res.relative_gap <= 1.25 * floor + 0.005:  # at its floor: more time for the bound alone does little
+            detail += ", so more time for the bound alone will not lower the gap much"
     warn_result_gap(res, time_limit, detail=detail)
     return res

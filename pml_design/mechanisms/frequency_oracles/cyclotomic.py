@@ -60,7 +60,7 @@ NEAR_MAX_MULTIPLIERS: int = 4
 NEAR_MAX_SPREAD: float = 1.02
 #: Primes up to this many times N only (the symbols sit on N of the p points). Where the budget allowed more, small
 #: alphabets scanned primes up to 130 N (N = 10: p ≤ 1 289, 0.7 s in a fresh process, which a 1 s design then lacked
-#: for its column generation); at p ≤ 2N no ranking changed for N = 10 … 3 000, ε = 0.5 … 4 (docs/ldp.md §6).
+#: for its column generation); even a cap of 2N changed no ranking for N = 10 … 3 000, ε = 0.5 … 4 (docs/ldp.md §6).
 NEAR_MAX_RATIO: float = 4.0
 
 
