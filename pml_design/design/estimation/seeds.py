@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
@@ -186,6 +186,17 @@ def _dyadic_groups(n: int, epsilon: float, rng: np.random.Generator, budget: int
     return [g for g in groups if g.any(axis=1).all() and not g.all(axis=1).any()]
 
 
+class Incumbent(Protocol):
+    """What :func:`rank_seeds` needs of the design's incumbent (``api._Incumbent``)."""
+
+    value: float  #: the best criterion value so far
+    last: float  #: the criterion value of the last matrix offered
+
+    def offer(self, W: np.ndarray, source: str, rtol: float = 1e-9) -> bool:
+        """Certify ``W``, keep it if better; True if it was better."""
+        ...
+
+
 def first_seed(n: int, epsilon: float, prior: np.ndarray, max_outputs: int) -> tuple[PairBalancedChannel, float]:
     """The compact LDP channel that starts the design, and the seconds its build takes (which prices every later
     candidate seed in :func:`rank_seeds`).
@@ -219,8 +230,8 @@ def first_seed(n: int, epsilon: float, prior: np.ndarray, max_outputs: int) -> t
     return seed, seconds
 
 
-def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed: PairBalancedChannel, best: Any,
-               deadline: float, build_seconds: float, offer_seconds: float,
+def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed: PairBalancedChannel,
+               best: Incumbent, deadline: float, build_seconds: float, offer_seconds: float,
                state: dict) -> tuple[PairBalancedChannel, bool, float]:
     """Offer the next compact LDP channels by closed form (:func:`ranked_candidates`) to the design's incumbent and
     keep as the seed the one it found best by its exact criterion.
