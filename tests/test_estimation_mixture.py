@@ -15,7 +15,8 @@ from scipy.optimize import minimize
 
 import pml_design as pml
 from pml_design.design.estimation import api
-from pml_design.design.estimation.mixture import dyadic_partitions, mixture_weights, partition_channels
+from pml_design.design.estimation.mixture import (MIXTURE_GHOST_RTOL, dyadic_partitions, mixture_matrix,
+                                                  mixture_weights, partition_channels)
 from pml_design.mechanisms.frequency_oracles import optimum as opt
 from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
 
@@ -240,10 +241,10 @@ def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
     top = max(float((colmax * weights[pc.owner]).max()), (1.0 - weights.sum()) * float(seed.max()))
     for c in ghosts:
         weights[c] = 1e-6 * top / np.median(colmax[pc.owner == c])
-    W, kept, kept_seed = api._mixture_matrix(seed, pc, weights, 1.0 - weights.sum())
+    W, kept, kept_seed = mixture_matrix(seed, pc, weights, 1.0 - weights.sum())
     assert np.all(kept[ghosts] == 0) and kept.sum() + kept_seed == pytest.approx(1.0, abs=1e-14)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-13)
-    assert W.max(axis=0).min() > api.MIXTURE_GHOST_RTOL * W.max()
+    assert W.max(axis=0).min() > MIXTURE_GHOST_RTOL * W.max()
 
     def spread(M):
         M = M[:, M.max(axis=0) > 0]
@@ -260,7 +261,7 @@ def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
     # the seed is a channel like the others: a seed weight that makes one of its columns a ghost drops it whole
     # (the seed's merged restricted blocks have columns of unequal maxima; here one is split 0.99 / 0.01)
     split = np.hstack([seed[:, :1] * 0.99, seed[:, :1] * 0.01, seed[:, 1:]])
-    W2, _, seed2 = api._mixture_matrix(split, pc, weights * 0 + 1.0 / channels, 1e-4)
+    W2, _, seed2 = mixture_matrix(split, pc, weights * 0 + 1.0 / channels, 1e-4)
     assert seed2 == 0.0 and W2.shape[1] == pc.columns.shape[1]
     np.testing.assert_allclose(W2.sum(axis=1), 1.0, atol=1e-13)
 

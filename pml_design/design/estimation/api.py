@@ -28,7 +28,7 @@ from .bound import ray_value_bounds
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
-from .mixture import MIXTURE_GHOST_RTOL, dyadic_partitions, mixture_weights, partition_channels  # noqa: F401
+from .mixture import dyadic_partitions, mixture_weights, partition_channels
 from .mixture import mixture_matrix as _mixture_matrix
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs

@@ -385,10 +385,11 @@ class BallCells:
                 c = self.column(U, V)
                 if c is None:
                     continue
-                polished = self.column(*self.climb(U, V, float(self.value(c[:, None])[0])))
+                start = float(self.value(c[:, None])[0])
+                polished = self.column(*self.climb(U, V, start))
                 # the climb's running sums may round a mass across θ: its start is kept then (and wherever its
                 # end is not above the start by the exact value)
-                if polished is not None and self.value(polished[:, None])[0] < self.value(c[:, None])[0]:
+                if polished is not None and self.value(polished[:, None])[0] < start:
                     polished = None
                 cols.append(c if polished is None else polished)
         return np.array(cols).T if cols else np.zeros((n, 0))
