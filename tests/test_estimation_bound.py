@@ -326,3 +326,48 @@ def test_masses_on_the_level_boundary_do_not_break_the_branch_and_bound(seed):
     finally:
         B.ENUMERATE_GENERIC, B.ENUMERATE_MAX = saved
     assert rb.upper >= exact - 1e-9 * (1 + abs(exact))
+
+
+@pytest.mark.parametrize("criterion", ["A", "D"])
+@pytest.mark.parametrize("radius", [0.01, 0.3])  # inside / outside Proposition 2
+def test_scaled_frank_wolfe_bound_is_valid_and_tighter(criterion, radius):
+    """The best-scale Frank–Wolfe bound (docs/design.md §7.1) at a suboptimal design's dual point: never above the
+    proven optimum, never below the plain bound, and equal to the plain bound recomputed at the scaled point
+    ``(αM, αν)`` (its root term from an eigendecomposition, its pricing maximum by complete enumeration)."""
+    n, eps = 6, 1.0
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    p /= p.sum()
+    uset = L1Ball(p, radius)
+    util = pml.FrequencyEstimation(criterion)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pml.design(uset, eps, utility=util)
+    assert res.optimal
+    opt = res.utility + (0.0 if criterion == "D" else float(p @ p))  # tr F⁻¹ or −log det F
+    R = enumerate_rays(uset, eps)
+    R = R / (p @ R)
+    for W in (pml.grr(n, eps).matrix, pml.subset_selection(n, eps, k=2).matrix):  # ε-LDP: feasible, suboptimal
+        F = fisher_information(W, p)
+        Fi = np.linalg.inv(F)
+        M = Fi @ Fi if criterion == "A" else Fi
+        f = float(np.trace(Fi)) if criterion == "A" else float(np.linalg.slogdet(F)[1] * -1)
+        theta = p @ W
+        g_theta = -float(np.einsum("ik,ik->k", W / theta, M @ (W / theta)) @ theta)
+        for nu in (np.zeros(n), M @ np.ones(n) * 0.5, np.full(n, 0.1)):
+            q = float(_q(R, M, nu).max())
+            plain = B.frank_wolfe_lower_bound(f, g_theta, float(nu.sum()), q)
+            scaled = B.scaled_frank_wolfe_bound(f, g_theta, float(nu.sum()), q, d_optimal=criterion == "D", n=n)
+            assert plain <= scaled + 1e-12 * abs(scaled) and scaled <= opt * (1 + 1e-9), (plain, scaled, opt)
+            c = float(nu.sum()) + q
+            lam = np.linalg.eigvalsh(M)
+            if criterion == "A":  # 2 tr (αM)^½ − α ν·1 − q*(αM, αν) at √α = tr M^½ / c
+                alpha = (np.sqrt(lam).sum() / c) ** 2
+                direct = 2 * np.sqrt(alpha * lam).sum() - alpha * nu.sum() - _q(R, alpha * M, alpha * nu).max()
+            else:  # log det (αM) + N − α ν·1 − q*(αM, αν) at α = N / c
+                alpha = n / c
+                direct = np.log(alpha * lam).sum() + n - alpha * nu.sum() - _q(R, alpha * M, alpha * nu).max()
+            assert abs(direct - scaled) <= 1e-9 * max(1.0, abs(scaled)), (direct, scaled)
+    # where the pricing still finds improving rays the gain is real (the last point above)
+    assert scaled > plain + 1e-6 * abs(opt)
+    with pytest.raises(ValueError, match="n must be"):
+        B.scaled_frank_wolfe_bound(1.0, -1.0, 0.5, 0.5, d_optimal=True)

@@ -24,7 +24,7 @@ from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update,
 from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning, proven_optimal
 from ..utilities import FrequencyEstimation
-from .bound import ray_value_bounds
+from .bound import ray_value_bounds, scaled_frank_wolfe_bound
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
@@ -415,13 +415,16 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             if covered():
                 loop_deadline = max(loop_deadline, deadline - BACKGROUND_TAIL * time_limit)
             g_all = np.concatenate([gradients(V, M), [-float(np.sum(G[0] * M))]])
-            base = f - float(g_all @ x) - float(nu.sum())
+            g_theta, nu_sum = float(g_all @ x), float(nu.sum())
+
+            def fw(q_max: float, f=f, g_theta=g_theta, nu_sum=nu_sum) -> float:  # at the best scale (§7.1)
+                return scaled_frank_wolfe_bound(f, g_theta, nu_sum, q_max, d_optimal=d_opt, n=n)
             if R_all is not None:
                 d_all = reduced_costs(R_all, M, nu)
-                state["lower"] = max(state["lower"], base + float(d_all.min()))
+                state["lower"] = max(state["lower"], fw(-float(d_all.min())))
                 cand, d_c = R_all, d_all
             else:
-                state["last"] = (base, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
+                state["last"] = (fw, M, nu, V)  # bounded once, after the rounds (bound.py costs ~a round)
                 cand = local_pricing(uset, epsilon, prior, M, nu, gen, density=density)
                 # rays with zeros outside V (three levels) are out of the two-level search's reach
                 cand = np.hstack([cand, search(M, nu, _level_states(V, x[:-1], NESTED_MASTER_STARTS))])
@@ -443,7 +446,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                 rb = ray_value_bounds(uset, epsilon, prior, M, nu, rays=V, deadline=loop_deadline,
                                       work=max(STALL_WORK * 100 // max(n, 100), 10))
                 if math.isfinite(rb.upper):
-                    state["lower"] = max(state["lower"], base - rb.upper)
+                    state["lower"] = max(state["lower"], fw(rb.upper))
                     if proven_optimal(best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior))):
                         break
                 if rb.rays is not None and rb.rays.shape[1]:
@@ -459,7 +462,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             # for few rounds; a run that stops because nothing prices out keeps the rest for its proof)
             deadline = min(deadline, time.perf_counter() + min(BOUND_SHARE * time_limit, BOUND_SECONDS))
         if not state["enumerated"] and "last" in state:  # a valid bound at every N (docs/design.md §7.1, §7.2)
-            base, M, nu, V_last = state.pop("last")
+            fw, M, nu, V_last = state.pop("last")
             # the coordinate relaxation first (A criterion); not when the background process computing the moment
             # bound on the other CPU already has a value (BACKGROUND_TAIL)
             if not d_opt and n <= COORDINATE_BOUND_MAX_N and not covered():
@@ -480,7 +483,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
-                state["lower"] = max(state["lower"], base - rb.upper)
+                state["lower"] = max(state["lower"], fw(rb.upper))
                 _progress_update(bar, best.value, state["lower"] - (0.0 if d_opt else float(prior @ prior)))
         if bg is not None:  # the background bound's result, in by the deadline (a proven design does not wait)
             done = proven_optimal(best.value, state["lower"] - float(prior @ prior))  # A criterion only
