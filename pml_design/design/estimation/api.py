@@ -22,7 +22,7 @@ from ...mechanisms.frequency_oracles.optimum import ldp_optimum
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update, warn_result_gap
 from ..certify import certify
-from ..result import DesignResult, PMLDesignWarning, proven_optimal
+from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_optimal
 from ..utilities import FrequencyEstimation
 from .bound import ray_value_bounds, scaled_frank_wolfe_bound
 from .coordinate_bound import coordinate_bound
@@ -281,6 +281,12 @@ def design_frequency_estimation(
         t_offer = time.perf_counter()
         best.offer(seed.matrix, "ldp_seed")
         t_offer = time.perf_counter() - t_offer
+        if not math.isfinite(best.value):  # F of order ε² is singular in double precision (ε ≲ 1e-7)
+            raise ValueError(
+                f"epsilon is too small for utility 'frequency_estimation' (epsilon={epsilon!r}, N={n} symbols): the Fisher "
+                "information of the best compact epsilon-LDP channel is numerically singular (the error grows like "
+                "1/epsilon^2); use a larger epsilon, or deploy an LDP oracle (pml_design.frequency_oracles)"
+            )
         seed, out_of_time, t_offer = _rank_seeds(n, epsilon, prior, max_outputs, seed, best, deadline, t_build,
                                                  t_offer, state)
         seed_value = best.value
@@ -288,12 +294,15 @@ def design_frequency_estimation(
             deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
         # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
         G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
-        if n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
-            _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen, deadline, t_offer, state,
-                           MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
-        if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
-            _column_generation(uset, epsilon, util, prior, seed, G_seed, best, state, gen, deadline, max_iter,
-                               progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
+        try:
+            if n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
+                _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen, deadline, t_offer, state,
+                               MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
+            if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
+                _column_generation(uset, epsilon, util, prior, seed, G_seed, best, state, gen, deadline, max_iter,
+                                   progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
+        except (SolverFailedError, np.linalg.LinAlgError) as exc:  # tiny ε: the incumbent stays (certified)
+            state["numerical_failure"] = str(exc)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
 
@@ -539,6 +548,16 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
                    if n <= MAX_COLUMN_GENERATION_N else "; ")
                 + f"deploy the {ldp.name} oracle (pml_design.frequency_oracles), which is epsilon-PML for every "
                 "distribution"
+            ),
+            stacklevel=3,
+        )
+    if "numerical_failure" in state:
+        warnings.warn(
+            PMLDesignWarning(
+                f"the frequency-estimation design stopped early at epsilon={epsilon:g} on N={n} symbols: "
+                f"{state['numerical_failure']} (the Fisher information of every epsilon-PML mechanism is of order "
+                "epsilon^2 here); the result is the best certified design found before that (from "
+                f"{best.source}); at this epsilon an LDP oracle (pml_design.frequency_oracles) is about as good"
             ),
             stacklevel=3,
         )

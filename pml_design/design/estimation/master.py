@@ -116,7 +116,11 @@ def solve_master(V: np.ndarray, G: np.ndarray, d_opt: bool, x0: np.ndarray, dead
                 C = cho_factor(H, check_finite=False)
             except np.linalg.LinAlgError:
                 H[np.diag_indices(n_var)] += 1e-10 * np.abs(np.diag(H)).max()
-                C = cho_factor(H, check_finite=False)
+                try:
+                    C = cho_factor(H, check_finite=False)
+                except np.linalg.LinAlgError:  # e.g. ε ≲ 1e-5: F⁻² spans 20 orders of magnitude
+                    raise SolverFailedError("estimation master: the Newton system is numerically singular",
+                                            "singular") from None
             Hi_rd = cho_solve(C, r_d, check_finite=False)
             Hi_At = cho_solve(C, A.T, check_finite=False)
             dnu = np.linalg.solve(A @ Hi_At, r_p - A @ Hi_rd)
