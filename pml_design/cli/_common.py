@@ -185,14 +185,16 @@ def table_source(path: str, option: str, delimiter: str | None = None, parquet: 
 
 
 def csv_column_counts(path: str, column: str, delimiter: str | None, option: str = "--csv",
-                      parquet: bool | None = None, *, digest: Any = None) -> Any:
+                      parquet: bool | None = None, *, digest: Any = None, quote_values: bool = True) -> Any:
     """Sorted distinct values of a column and their counts (streamed; blanks and '?'/NA dropped).
 
-    ``digest``: a ``hashlib`` object fed the column in the same pass (:func:`pml_design.deploy.streaming.column_counts`).
+    ``digest``: a ``hashlib`` object fed the column in the same pass (:func:`pml_design.deploy.streaming.column_counts`);
+    ``quote_values=False``: no message names a value (records protected by ``--dp-epsilon``).
     """
     from ..deploy.streaming import column_counts  # noqa: PLC0415
 
-    return column_counts(table_source(path, option, delimiter, parquet), column, digest=digest)
+    return column_counts(table_source(path, option, delimiter, parquet), column, digest=digest,
+                         quote_values=quote_values)
 
 
 def read_counts(path: str) -> tuple[np.ndarray, list[str]]:

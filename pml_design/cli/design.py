@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         # the design column's SHA-256 in the same pass (not with --dp-epsilon: no hash of DP-protected records)
         digest = hashlib.sha256() if args.dp_epsilon is None else None
         labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None,
-                                           digest=digest)
+                                           digest=digest, quote_values=args.dp_epsilon is None)
         source = {option[2:]: path, "column": args.column}
     else:
         counts, labels = read_counts(args.counts)

@@ -199,12 +199,13 @@ def _label_strings(labels: Sequence[Any], what: str) -> list[str]:
 
 
 def column_counts(source: TableSource, column: str, *, progress: bool = False,
-                  digest: Any = None) -> tuple[list[str], np.ndarray]:
+                  digest: Any = None, quote_values: bool = True) -> tuple[list[str], np.ndarray]:
     """Distinct values (sorted) of a column and their counts; :data:`MISSING_VALUES` cells are skipped.
 
     ``digest``: a ``hashlib`` object fed the column in the same pass, as
     :func:`~pml_design.deploy.guard.table_column_sha256` hashes it (the design-data fingerprint without a second
-    read of the file).
+    read of the file). ``quote_values=False`` (records a differentially private release protects): no error
+    message names a value of the column.
     """
     import pyarrow.compute as pc  # noqa: PLC0415
 
@@ -230,7 +231,10 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False,
     try:
         check_whitespace_distinct(labels, "values")
     except ValueError as exc:
-        raise TableError(f"argument --column: column {column!r} of {source.path}: {exc}") from None
+        why = (str(exc) if quote_values else "two values differ only in surrounding whitespace (not shown: the "
+               "records are protected); labels are compared as exact text (strip the values first if they are "
+               "the same category)")
+        raise TableError(f"argument --column: column {column!r} of {source.path}: {why}") from None
     return labels, np.array([totals[v] for v in labels], dtype=np.int64)
 
 
