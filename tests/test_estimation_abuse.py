@@ -43,3 +43,45 @@ def test_a_master_that_fails_numerically_leaves_the_certified_incumbent(monkeypa
     assert np.allclose(res.matrix.sum(axis=1), 1.0)
     assert res.utility == pytest.approx(pml.FrequencyEstimation().value(res.matrix, p), rel=1e-9)
     assert res.utility <= res.info["ldp_seed_mse"] * (1 + 1e-9)
+
+
+def test_compare_with_ldp_honours_a_time_limit_and_states_the_ldp_rows_gap():
+    """The optimal ε-LDP row of a frequency-estimation comparison is a column generation of its own: it gets the
+    caller's time limit (a review: `--compare` ignored --time-limit, 70 s for 3 s), and a row that is not proven
+    optimal says how far it is (its warning names the comparison)."""
+    import time
+
+    n = 30
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    p /= p.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pml.design(L1Ball(p, 0.05), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cmp = pml.compare_with_ldp(res, solver_options={"time_limit": 1})
+    assert time.perf_counter() - t < 1.1 * 1 + 5
+    assert cmp.optimal_ldp_gap > 0.01  # 1 s does not prove the LDP design at N = 30
+    row = [ln for ln in cmp.to_table().splitlines() if ln.strip().startswith("optimal ε-LDP (MLE)")]
+    assert row and f"within {100 * cmp.optimal_ldp_gap:.3g}%" in row[0]
+    msgs = [str(w.message) for w in caught if issubclass(w.category, PMLDesignWarning)]
+    assert msgs and all(m.startswith("compare_with_ldp, the optimal epsilon-LDP row: ") for m in msgs)
+
+
+def test_cli_compare_uses_the_time_limit(capsys, tmp_path):
+    import json
+    import time
+
+    from pml_design.cli import main
+
+    data = tmp_path / "d.csv"
+    rng = np.random.default_rng(2)
+    p = 1.0 / np.arange(1, 31) ** 1.1
+    data.write_text("c\n" + "\n".join(f"v{i}" for i in rng.choice(30, 3000, p=p / p.sum())) + "\n")
+    t = time.perf_counter()
+    assert main(["design", "--csv", str(data), "--column", "c", "--epsilon", "1", "--delta", "1e-6", "--allow-zero",
+                 "--time-limit", "1", "--compare", "--json"]) == 0
+    assert time.perf_counter() - t < 2 * (1.1 * 1 + 5)  # two designs, each within its limit
+    out = json.loads(capsys.readouterr().out)
+    assert out["ldp_comparison"]["optimal_ldp_relative_gap"] > 0.01

@@ -69,20 +69,35 @@ def binary_ldp(epsilon: float) -> Mechanism:
 
 
 def optimal_ldp(
-    prior: object, epsilon: float, *, utility: object = "mutual_information", method: str = "auto"
+    prior: object, epsilon: float, *, utility: object = "mutual_information", method: str = "auto",
+    solver_options: dict | None = None,
 ) -> "DesignResult":
     """The utility-optimal ε-LDP mechanism (the designer with the whole simplex as the uncertainty set).
 
     Implements: core paper Remark 1 with [15, Theorem 6] / Kairouz et al. 2016's staircase LP.
 
+    Parameters
+    ----------
+    prior : array_like
+        The distribution the utility is evaluated at.
+    epsilon : float
+        ε > 0.
+    utility : str or Utility, default "mutual_information"
+    method : str, default "auto"
+    solver_options : dict, optional
+        Passed to :func:`~pml_design.design.design`, e.g. ``{"time_limit": 10}`` (the frequency-estimation
+        design runs column generation until its time limit, 60 s by default).
+
     Returns
     -------
     DesignResult
+        Its ``relative_gap`` says how far from proven optimal it is.
     """
     from ..design import design
 
     p = check_probability_vector(prior, "prior")
-    return design(Simplex(p.shape[0]), epsilon, utility=utility, prior=p, method=method)
+    return design(Simplex(p.shape[0]), epsilon, utility=utility, prior=p, method=method,
+                  solver_options=solver_options)
 
 
 
@@ -141,6 +156,9 @@ class LdpComparison:
     utility_name: str = "mutual_information"
     estimation_mse: dict[str, float] = field(default_factory=dict, hash=False)
     n_reports: int | None = None
+    #: ``relative_gap`` of the optimal ε-LDP design (0 when proven optimal; ``inf`` when no bound was proven):
+    #: its row is then the best ε-LDP mechanism *found*, within this fraction of the optimum.
+    optimal_ldp_gap: float = 0.0
 
     @property
     def gain_over_ldp(self) -> float:
@@ -158,7 +176,7 @@ class LdpComparison:
             f"LdpComparison at ε = {self.epsilon:.6g} (utility: {self.utility_name})",
             f"  {'utility':<{w}}{'value':>14}",
             f"  {'PML design':<{w}}{num(self.pml):>14}",
-            f"  {'optimal ε-LDP':<{w}}{num(self.optimal_ldp):>14}",
+            f"  {self._ldp_label('optimal ε-LDP'):<{w}}{num(self.optimal_ldp):>14}",
             f"  {'randomized response (ε-LDP)':<{w}}{num(self.randomized_response):>14}",
             f"  {'RR at the PML budget':<{w}}{num(self.rr_pml):>14}",
             f"  {'gain over optimal LDP':<{w}}{num(self.gain_over_ldp, 4) + 'x':>14}",
@@ -169,14 +187,25 @@ class LdpComparison:
             ref = self.estimation_mse.get("pml", math.nan)
             for key, val in self.estimation_mse.items():
                 ratio = num(val / ref, 4) + "x" if np.isfinite(ref) and ref > 0 else "-"
-                lines.append(f"  {_MSE_LABELS.get(key, key):<{w}}{num(val):>14}{ratio:>12}")
+                label = _MSE_LABELS.get(key, key)
+                if key == "optimal_ldp":
+                    label = self._ldp_label(label)
+                lines.append(f"  {label:<{w}}{num(val):>14}{ratio:>12}")
         return "\n".join(lines)
+
+    def _ldp_label(self, label: str) -> str:
+        """The optimal ε-LDP row's label, with its proven gap when it is not proven optimal (above 1 %)."""
+        g = self.optimal_ldp_gap
+        if not g > 0.01:
+            return label
+        return label + (" [no bound]" if not math.isfinite(g) else f" [within {100 * g:.3g}%]")
 
     def __str__(self) -> str:
         return self.to_table()
 
 
-def compare_with_ldp(result: object, *, utility: object | None = None, n: int | None = None) -> LdpComparison:
+def compare_with_ldp(result: object, *, utility: object | None = None, n: int | None = None,
+                     solver_options: dict | None = None) -> LdpComparison:
     """Compare a :class:`~pml_design.design.DesignResult` with the LDP baselines at the same ε and prior.
 
     Utility view: the design's utility next to the optimal ε-LDP mechanism (:func:`optimal_ldp`), k-ary
@@ -200,6 +229,10 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         ``UserWarning``). A linear utility is optimised over the simplex with its own M outputs.
     n : int, optional
         Number of reports for the estimation view (default: per report, ``n · E‖P̂ − P‖²``).
+    solver_options : dict, optional
+        For the optimal ε-LDP design (:func:`optimal_ldp`), e.g. ``{"time_limit": 10}``: for frequency estimation
+        it is a column generation that runs until its time limit (60 s by default). Its proven gap is
+        :attr:`LdpComparison.optimal_ldp_gap`.
 
     Returns
     -------
@@ -254,7 +287,11 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
             return math.nan  # the gain does not define a value for this output alphabet
         return float(util.value(matrix, prior))
 
-    ldp = optimal_ldp(prior, eps, utility=util)
+    with warnings.catch_warnings(record=True) as caught:  # said again below, naming the comparison's own design
+        warnings.simplefilter("always")
+        ldp = optimal_ldp(prior, eps, utility=util, solver_options=solver_options)
+    for w in caught:
+        warnings.warn(w.category(f"compare_with_ldp, the optimal epsilon-LDP row: {w.message}"), stacklevel=2)
     rr = randomized_response(size, eps)
     rr_pml = randomized_response_for_pml(as_uncertainty_set(result.uncertainty), eps)
     m = 1 if n_reports is None else n_reports
@@ -281,4 +318,5 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         utility_name=str(util.name),
         estimation_mse=mse,
         n_reports=n_reports,
+        optimal_ldp_gap=float(ldp.relative_gap) if not ldp.optimal else 0.0,
     )
