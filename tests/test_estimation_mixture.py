@@ -269,3 +269,35 @@ def test_the_mixture_matrix_drops_ghost_channels_whole_and_stays_two_level():
 def _zipf(n):
     p = 1.0 / np.arange(1, n + 1) ** 1.1
     return p / p.sum()
+
+
+def test_mixture_matrix_refuses_bad_arguments_by_name():
+    """mixture_matrix is public: every bad argument is a named error (a review found row sums of 0.77, 1.25 and
+    4.5e15 returned silently, and bare IndexError / ZeroDivisionError), and an all-zero seed column is no ghost."""
+    n, eps = 8, 1.0
+    ball = pml.L1Ball(_zipf(n), 0.2)
+    pc = partition_channels(ball, eps, dyadic_partitions(n, eps, np.random.default_rng(1)))
+    seed = opt.compact_ldp_channel(n, eps, ball.center, max_outputs=8 * n).matrix
+    channels = int(pc.owner.max()) + 1
+    w = np.full(channels, 0.5 / channels)
+    W, _, a = mixture_matrix(seed, pc, w, 0.5)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-13)
+    bad = [
+        (dict(weights=np.full(channels + 1, 0.5 / channels)), ValueError, "weights must have one entry"),
+        (dict(weights=np.full(channels - 1, 0.5 / channels)), ValueError, "weights must have one entry"),
+        (dict(weights=np.where(np.arange(channels) == 0, -0.2, w)), ValueError, "weights must be finite and >= 0"),
+        (dict(weights=np.where(np.arange(channels) == 0, np.nan, w)), ValueError, "weights must be finite"),
+        (dict(seed_weight=-0.5), ValueError, "seed_weight must be finite and >= 0"),
+        (dict(weights=w * 0, seed_weight=0.0), ValueError, "must not all be 0"),
+        (dict(W_seed=seed[:-1]), ValueError, "W_seed must be a matrix with one row per symbol"),
+        (dict(W_seed=seed * 2), ValueError, "W_seed must be row-stochastic"),
+        (dict(W_seed=[["a"]]), TypeError, "W_seed and weights must be numeric"),
+        (dict(pc=(pc.columns, pc.owner)), TypeError, "pc must be a PartitionChannels"),
+    ]
+    for change, exc, match in bad:
+        args = dict(W_seed=seed, pc=pc, weights=w, seed_weight=0.5) | change
+        with pytest.raises(exc, match=match):
+            mixture_matrix(**args)
+    # lists are accepted; an all-zero seed column does not make the seed a ghost
+    W3, _, a3 = mixture_matrix(np.hstack([seed, np.zeros((n, 1))]).tolist(), pc, list(w), 0.5)
+    assert a3 == pytest.approx(a) and W3.shape[1] == W.shape[1] + 1

@@ -221,6 +221,35 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
     return MixtureResult(float(alpha[0]), alpha[1:], val, steps)
 
 
+def _check_mixture(W_seed: object, pc: object, weights: object, seed_weight: object):
+    """:func:`mixture_matrix`'s arguments as float arrays, or a ``TypeError``/``ValueError`` naming the bad one."""
+    if not isinstance(pc, PartitionChannels):
+        raise TypeError(f"pc must be a PartitionChannels (from partition_channels), got {type(pc).__name__}")
+    n = pc.columns.shape[0]
+    try:
+        W = np.asarray(W_seed, dtype=float)
+        w = np.asarray(weights, dtype=float)
+        a = float(seed_weight)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise TypeError("W_seed and weights must be numeric arrays and seed_weight a number, got "
+                        f"{type(W_seed).__name__}, {type(weights).__name__}, {type(seed_weight).__name__}") from None
+    if W.ndim != 2 or W.shape[0] != n or W.shape[1] < 1:
+        raise ValueError(f"W_seed must be a matrix with one row per symbol ({n}), got shape {W.shape}")
+    if not np.all(np.isfinite(W)) or W.min() < 0 or np.abs(W.sum(axis=1) - 1.0).max() > 1e-9:
+        raise ValueError("W_seed must be row-stochastic (finite, non-negative, rows summing to 1)")
+    channels = int(pc.owner.max()) + 1 if pc.owner.size else 0
+    if w.shape != (channels,):
+        raise ValueError(f"weights must have one entry per partition channel ({channels}), got shape {w.shape}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        bad = w[~(np.isfinite(w) & (w >= 0))][0]
+        raise ValueError(f"weights must be finite and >= 0, got {float(bad)!r}")
+    if not (math.isfinite(a) and a >= 0):
+        raise ValueError(f"seed_weight must be finite and >= 0, got {a!r}")
+    if float(w.sum()) + a <= 0:
+        raise ValueError("weights and seed_weight must not all be 0")
+    return W, w.copy(), a
+
+
 def mixture_matrix(W_seed: np.ndarray, pc: PartitionChannels, weights: np.ndarray,
                    seed_weight: float) -> tuple[np.ndarray, np.ndarray, float]:
     """The mixture's matrix ``[α_0 W_seed, α_c W_c …]``, without its ghost channels.
@@ -248,15 +277,21 @@ def mixture_matrix(W_seed: np.ndarray, pc: PartitionChannels, weights: np.ndarra
     -------
     (numpy.ndarray, numpy.ndarray, float)
         The row-stochastic matrix, the channels' weights used and the seed's.
+
+    Raises
+    ------
+    TypeError, ValueError
+        An argument that is not what is described above (named, with the bad value).
     """
-    weights = np.array(weights, dtype=float)
+    W_seed, weights, seed_weight = _check_mixture(W_seed, pc, weights, seed_weight)
     colmax = pc.columns.max(axis=0) * weights[pc.owner]
     seed_colmax = seed_weight * W_seed.max(axis=0)
     top = max(float(colmax.max(initial=0.0)), float(seed_colmax.max(initial=0.0)))
     cut = MIXTURE_GHOST_RTOL * top
     kept = weights.copy()
     kept[np.unique(pc.owner[(colmax > 0) & (colmax <= cut)])] = 0.0
-    kept_seed = 0.0 if seed_weight > 0 and seed_colmax.min() <= cut else float(seed_weight)
+    live = seed_colmax[seed_colmax > 0]  # as for the channels: an all-zero column is no ghost
+    kept_seed = 0.0 if seed_weight > 0 and live.size and live.min() <= cut else float(seed_weight)
     if kept.sum() + kept_seed <= 0:  # (cannot happen: the largest entry's channel is never a ghost)
         kept, kept_seed = weights, float(seed_weight)
     scale = 1.0 / (float(kept.sum()) + kept_seed)
