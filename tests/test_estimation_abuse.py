@@ -85,3 +85,14 @@ def test_cli_compare_uses_the_time_limit(capsys, tmp_path):
     assert time.perf_counter() - t < 2 * (1.1 * 1 + 5)  # two designs, each within its limit
     out = json.loads(capsys.readouterr().out)
     assert out["ldp_comparison"]["optimal_ldp_relative_gap"] > 0.01
+
+
+def test_estimate_refuses_two_dimensional_reports():
+    """A 2-D array or a table of reports is refused by name (a review: both were flattened into one sample)."""
+    import pandas as pd
+
+    mech = pml.randomized_response(3, 1.0)
+    for bad in (np.array([[0, 1], [2, 1]]), pd.DataFrame({"a": [0, 1], "b": [1, 2]}), [[0, 1], [2, 1]]):
+        with pytest.raises(ValueError, match="reports must be one-dimensional"):
+            mech.estimate(bad)
+    np.testing.assert_allclose(mech.estimate(pd.Series([0, 1, 2])), mech.estimate([0, 1, 2]))

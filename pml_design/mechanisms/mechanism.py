@@ -257,9 +257,16 @@ class Mechanism:
         return y
 
     def report_counts(self, reports: object) -> np.ndarray:
-        """Number of reports per output (reports as codes ``0 … M−1`` or as :attr:`output_labels`)."""
-        y = _encode(reports, self._out_labels, self.n_outputs, "reports")[0].ravel()
-        return np.bincount(y, minlength=self.n_outputs)
+        """Number of reports per output (reports as codes ``0 … M−1`` or as :attr:`output_labels`, one per entry of
+        a one-dimensional sequence; a table or a 2-D array is a ``ValueError``: pass its column)."""
+        if getattr(reports, "ndim", 1) > 1 or (hasattr(reports, "columns") and hasattr(reports, "iloc")):
+            shape = getattr(reports, "shape", None)
+            raise ValueError(f"reports must be one-dimensional (one report per entry), got shape {shape}; pass a "
+                             "single column, e.g. frame['column']")
+        y = _encode(reports, self._out_labels, self.n_outputs, "reports")[0]
+        if y.ndim > 1:
+            raise ValueError(f"reports must be one-dimensional (one report per entry), got shape {y.shape}")
+        return np.bincount(y.ravel(), minlength=self.n_outputs)
 
     def output_frequencies(self, reports: object) -> np.ndarray:
         """Empirical distribution of privatized reports over the M outputs."""
