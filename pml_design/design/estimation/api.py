@@ -33,7 +33,7 @@ from .mixture import mixture_matrix as _mixture_matrix
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
-from .seeds import first_seed
+from .seeds import first_seed, seed_budget
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
 
@@ -81,7 +81,8 @@ BACKGROUND_MAX_N: int = 320
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
 MAX_COLUMN_GENERATION_N: int = 1200
-#: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``.
+#: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``, doubled
+#: up to the cap while its best closed form is more than ``seeds.SEED_BUDGET_RTOL`` above the LDP optimum.
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
 #: Seconds one evaluation of an N × K channel takes on the 2-core reference machine (build, certification, cleaning
@@ -271,6 +272,7 @@ def design_frequency_estimation(
 
     ldp = ldp_optimum(n, epsilon, prior)
     max_outputs = min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n))
+    max_outputs = seed_budget(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse)  # larger if far from LDP's best
     if n > MAX_COLUMN_GENERATION_N:
         _check_affordable(n, epsilon, prior, max_outputs, time_limit - (time.perf_counter() - t0))
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fewer_outputs", "prune"]
+__all__ = ["REDUCE_MAX_ENTRIES", "REDUCE_SECONDS_PER_ENTRY", "fewer_outputs", "prune"]
+
+#: The LP's constraint matrix has N(N+1)/2 × K entries, built dense and handed to HiGHS before its clock starts:
+#: at N = 100, K = 5 400 (27 M entries) the set-up took ~8 s (the sparse conversion 3.6 s, HiGHS' model 3 s) and the
+#: solve 6.5 s, so a 10 s design ended at 28 s. The reduction runs only when this many seconds per entry fit in half
+#: its budget, and never above REDUCE_MAX_ENTRIES entries (8 bytes each: 400 MB).
+REDUCE_SECONDS_PER_ENTRY: float = 3e-7
+REDUCE_MAX_ENTRIES: int = 50_000_000
 
 
 def fewer_outputs(V: np.ndarray, theta: np.ndarray, time_limit: float) -> np.ndarray | None:
     """A mechanism with the Fisher information of ``V diag(θ) Vᵀ`` on at most N(N+1)/2 outputs, or None.
 
     A HiGHS dual simplex with zero objective and a wall-clock limit of ``time_limit`` seconds (so it fits in the
-    caller's time budget); None when there is nothing to gain (K ≤ N(N+1)/2), no time, or no solution in time.
+    caller's time budget); None when there is nothing to gain (K ≤ N(N+1)/2), no time (the set-up alone, estimated
+    at :data:`REDUCE_SECONDS_PER_ENTRY` per constraint entry, must fit in half of it), or no solution in time.
     """
     from scipy.optimize import linprog  # noqa: PLC0415
 
     n, k = V.shape
-    if k <= n * (n + 1) // 2 or time_limit <= 0.05:
+    rows = n * (n + 1) // 2
+    if k <= rows or time_limit <= 0.05:
+        return None
+    if rows * k > REDUCE_MAX_ENTRIES or rows * k * REDUCE_SECONDS_PER_ENTRY > 0.5 * time_limit:
         return None
     iu = np.triu_indices(n)
     A = V[iu[0], :] * V[iu[1], :]
