@@ -96,3 +96,17 @@ def test_estimate_refuses_two_dimensional_reports():
         with pytest.raises(ValueError, match="reports must be one-dimensional"):
             mech.estimate(bad)
     np.testing.assert_allclose(mech.estimate(pd.Series([0, 1, 2])), mech.estimate([0, 1, 2]))
+
+
+def test_arguments_the_estimation_design_does_not_use_are_refused():
+    """A review: solver='ECOS' was accepted and ignored, and a mistyped option key was answered with the keys of
+    method='scalable' (max_nodes included, which this utility then refuses)."""
+    x = _sample()
+    kw = dict(epsilon=1.0, delta=1e-3, utility="frequency_estimation")
+    with pytest.raises(ValueError, match=r"solver has no effect on utility 'frequency_estimation'.*'ECOS'"):
+        pml.design_from_samples(x, 4, solver="ECOS", **kw)
+    with pytest.raises(ValueError, match=r"\['time_limt'\] for utility='frequency_estimation'; accepted: "
+                                         r"'time_limit', 'progress'$"):
+        pml.design_from_samples(x, 4, solver_options={"time_limt": 3}, **kw)
+    with pytest.raises(ValueError, match="n_outputs has no effect"):
+        pml.design(L1Ball(np.array([0.1, 0.2, 0.3, 0.4]), 0.1), 1.0, utility="frequency_estimation", n_outputs=8)

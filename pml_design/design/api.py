@@ -222,14 +222,21 @@ def design(
     if isinstance(util, FrequencyEstimation):
         if method not in ("auto", "scalable"):
             raise ValueError(f"utility 'frequency_estimation' is designed by column generation; use method='auto', got {method!r}")
+        if solver_name is not None or n_outputs is not None:  # they would be silently ignored
+            what = "solver" if solver_name is not None else "n_outputs"
+            raise ValueError(
+                f"{what} has no effect on utility 'frequency_estimation' (its column generation uses its own barrier "
+                f"method and chooses its outputs), got {what}={solver if what == 'solver' else n_outputs!r}; leave it "
+                "unset"
+            )
         from .estimation import design_frequency_estimation  # noqa: PLC0415
 
-        opts = _scalable_opts(solver_options)
-        if "max_nodes" in opts:  # accepted by _scalable_opts for method='scalable'; it would be silently ignored here
+        if isinstance(solver_options, dict) and "max_nodes" in solver_options:  # a key of method='scalable'
             raise ValueError(
                 "solver_options['max_nodes'] has no effect on utility='frequency_estimation' (no branch and bound); "
                 "it accepts 'time_limit' and 'progress'"
             )
+        opts = _check_options(solver_options, ("time_limit", "progress"), "utility='frequency_estimation'")
         return design_frequency_estimation(
             uset,
             eps,
