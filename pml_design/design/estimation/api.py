@@ -272,7 +272,8 @@ def design_frequency_estimation(
 
     ldp = ldp_optimum(n, epsilon, prior)
     max_outputs = min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n))
-    max_outputs = seed_budget(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse)  # larger if far from LDP's best
+    if n <= MAX_COLUMN_GENERATION_N:  # larger if far from LDP's best (above, the seed's evaluation is the cost)
+        max_outputs = seed_budget(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse)
     if n > MAX_COLUMN_GENERATION_N:
         _check_affordable(n, epsilon, prior, max_outputs, time_limit - (time.perf_counter() - t0))
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
