@@ -460,8 +460,16 @@ def _check_one_column(data: object, counts: bool) -> None:
         raise TypeError(f"data must be one column of {what}, got a DataFrame with {len(cols)} column(s) "
                         f"{fmt(cols)}; pass one column, e.g. data=df[{cols[0]!r}]" if cols else
                         f"data must be one column of {what}, got an empty DataFrame")
+    if isinstance(data, (set, frozenset)):
+        raise TypeError(f"data must be a sequence of {what} (list, tuple, numpy array or pandas Series), got a "
+                        f"{type(data).__name__}: it has no order and no repeats")
+    if isinstance(data, dict) and not counts:
+        raise TypeError("data is a dict (counts per category): pass counts=True, or give the samples as a sequence")
     if isinstance(data, (dict, str, bytes)) or _is_pandas(data):
         return
+    if not hasattr(data, "__len__"):  # a generator or iterator: read once, no length
+        raise TypeError(f"data must be a sequence of {what} (list, tuple, numpy array or pandas Series), got "
+                        f"{type(data).__name__}; pass list(data)")
     shape = getattr(data, "shape", None)
     if shape is None and isinstance(data, (list, tuple)):
         shape = np.asarray(data, dtype=object).shape if data and isinstance(data[0], (list, tuple)) else None

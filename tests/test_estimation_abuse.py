@@ -110,3 +110,14 @@ def test_arguments_the_estimation_design_does_not_use_are_refused():
         pml.design_from_samples(x, 4, solver_options={"time_limt": 3}, **kw)
     with pytest.raises(ValueError, match="n_outputs has no effect"):
         pml.design(L1Ball(np.array([0.1, 0.2, 0.3, 0.4]), 0.1), 1.0, utility="frequency_estimation", n_outputs=8)
+
+
+@pytest.mark.parametrize("data, match", [
+    ({0, 1, 2}, "got a set: it has no order and no repeats"),
+    ((i for i in [0, 1, 2]), "got generator; pass list"),
+    ({"a": 1, "b": 2}, "pass counts=True"),
+])
+def test_samples_that_are_not_a_sequence_are_refused_by_name(data, match):
+    """A review: a set gave a bare 'unhashable type', a generator 'at least 2 categories, got [<generator ...>]'."""
+    with pytest.raises(TypeError, match=match):
+        pml.design_from_samples(data, epsilon=1.0, delta=0.1)

@@ -175,7 +175,7 @@ def design(
         call; default None: to optimality), ``polish``, ``polish_solver``, ``progress`` (a start and an end line
         on stderr) (:func:`~pml_design.design.linear.lp.solve_linear_design`); for ``method="scalable"``
         (also chosen by "auto" for large alphabets) and ``utility="frequency_estimation"``:
-        ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 10 % + 1 s),
+        ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 1.1 × time_limit + 5 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
         the current value, bound and gap; default: shown when stderr is a terminal; silenced by
         ``PML_DESIGN_NO_PROGRESS=1``). The exact method accepts ``time_limit`` (its ray LP gets what the enumeration
