@@ -486,9 +486,9 @@ def _is_integer_codes(data: object, support_size: int | None) -> bool:
     if dtype is not None and not isinstance(dtype, np.dtype):  # pandas extension dtypes (category, string)
         return False
     arr = np.asarray(data)
-    if arr.dtype.kind in "iub":
+    if arr.dtype.kind in "iu":
         return True
-    return arr.dtype.kind == "f"
+    return arr.dtype.kind == "f"  # booleans are labels (False, True), as without support_size
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,15 @@ def test_samples_that_are_not_a_sequence_are_refused_by_name(data, match):
     """A review: a set gave a bare 'unhashable type', a generator 'at least 2 categories, got [<generator ...>]'."""
     with pytest.raises(TypeError, match=match):
         pml.design_from_samples(data, epsilon=1.0, delta=0.1)
+
+
+def test_boolean_samples_are_labels_with_or_without_support_size():
+    """A review: bool samples worked without support_size (labels False, True) but were refused as 'not integers'
+    with support_size=2."""
+    d = np.array([True, False, True] * 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = pml.design_from_samples(d, 2, epsilon=1.0, delta=0.1)
+        b = pml.design_from_samples(d, epsilon=1.0, delta=0.1)
+    assert a.labels == b.labels == (False, True)
+    np.testing.assert_allclose(a.p_hat, [1 / 3, 2 / 3])
