@@ -226,7 +226,8 @@ def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np
         keys = check_labels(list(series.index), None, "data (counts) labels")
         labels = fixed if fixed is not None else keys
         c = np.zeros(len(labels))
-        c[label_codes(np.asarray(keys, dtype=object), labels, "data (counts) labels")] = series.to_numpy(dtype=float)
+        c[label_codes(np.asarray(keys, dtype=object), labels, "data (counts) labels", "outside categories")] = \
+            series.to_numpy(dtype=float)
         return c, labels
     raw = data.array if isinstance(data, pd.Series) else data
     if isinstance(raw, pd.Categorical) and fixed is None:
@@ -240,7 +241,7 @@ def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np
             raise ValueError("data contains missing values (None/NaN); drop or fill them first")
         fixed = check_labels(_sorted_if_possible([v.item() if isinstance(v, np.generic) else v for v in uniq]),
                              None, "data values")
-    codes = label_codes(flat, fixed, "data")
+    codes = label_codes(flat, fixed, "data", "outside categories")
     return np.bincount(codes, minlength=len(fixed)), fixed
 
 

@@ -133,3 +133,10 @@ def test_boolean_samples_are_labels_with_or_without_support_size():
         b = pml.design_from_samples(d, epsilon=1.0, delta=0.1)
     assert a.labels == b.labels == (False, True)
     np.testing.assert_allclose(a.p_hat, [1 / 3, 2 / 3])
+
+
+def test_values_outside_categories_are_named_as_such():
+    """A review: integer codes with string categories were 'values the mechanism does not know' before any
+    mechanism existed."""
+    with pytest.raises(ValueError, match=r"data contains 90 value\(s\) outside categories"):
+        pml.design_from_samples(np.array([0, 1, 2] * 30), epsilon=1.0, delta=0.1, categories=["a", "b", "c"])

@@ -97,8 +97,10 @@ def _all_numbers(labels: Sequence) -> bool:
     return all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in labels)
 
 
-def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
-    """Integer codes (positions in ``labels``) of label values; unknown or missing values raise ``ValueError``.
+def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "the mechanism does not know"
+                ) -> np.ndarray:
+    """Integer codes (positions in ``labels``) of label values; unknown or missing values raise ``ValueError``
+    (``"{name} contains … value(s) {unknown_as}"``; the pipeline says ``"outside categories"``).
 
     Hash-based (:meth:`pandas.Index.get_indexer`), O(n). A pandas Categorical/Series is matched through its
     categories, so only its (few) categories are looked up.
@@ -115,8 +117,8 @@ def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
         if (raw.codes < 0).any():
             unknown.append(None)
         if unknown:
-            raise ValueError(f"{name} contains values the mechanism does not know: {fmt(unknown[:5])} "
-                             f"(its labels are {fmt(list(labels))})")
+            raise ValueError(f"{name} contains values {unknown_as}: {fmt(unknown[:5])} "
+                             f"(the labels are {fmt(list(labels))})")
         return cat_codes[raw.codes].astype(np.int64)
     if isinstance(raw, pd.api.extensions.ExtensionArray) and isinstance(raw.dtype, pd.StringDtype):
         arrow = _arrow_codes(raw, labels)
@@ -133,8 +135,8 @@ def label_codes(values: object, labels: Sequence, name: str) -> np.ndarray:
     if bad.any():
         unknown = list(dict.fromkeys(flat[bad][:1000].tolist()))[:5]
         first = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} contains {int(bad.sum())} value(s) the mechanism does not know, e.g. "
-                         f"{fmt(unknown)} (first at position {first}); its labels are {fmt(list(labels))}")
+        raise ValueError(f"{name} contains {int(bad.sum())} value(s) {unknown_as}, e.g. "
+                         f"{fmt(unknown)} (first at position {first}); the labels are {fmt(list(labels))}")
     return codes.astype(np.int64).reshape(arr.shape)
 
 
