@@ -306,6 +306,10 @@ def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed
         The seed, whether the limit could not fit the next candidate (the design then ends), and the seconds the
         seed's offer took.
     """
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be the design's state dict, got {type(state).__name__}")
+    if math.isnan(float(deadline)):
+        raise ValueError("deadline must be a time.perf_counter() time or inf, got nan")
     if n > SEED_RANK_MAX_N:
         return seed, False, offer_seconds
     ranked = ranked_candidates(n, epsilon, prior, max_outputs=max_outputs, count=SEED_CANDIDATES, rtol=SEED_RTOL)

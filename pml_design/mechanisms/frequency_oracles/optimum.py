@@ -395,7 +395,8 @@ def ranked_candidates(n: int, epsilon: float, prior: np.ndarray, *, max_outputs:
     prior : numpy.ndarray
         The distribution the variance is taken at (it enters through ``‖P‖²`` only).
     max_outputs : int, default 4096
-        The largest block count b a family may have.
+        The largest block count b a family may have; a budget below N is read as N (GRR, N outputs, is always a
+        candidate).
     count : int, default 3
         How many families at most.
     rtol : float, default 0.02
@@ -489,7 +490,8 @@ def _build(n: int, epsilon: float, p: np.ndarray, cand) -> PairBalancedChannel:
 
 
 def compact_ldp_channel(n: int, epsilon: float, prior: np.ndarray, *, max_outputs: int = 4096) -> PairBalancedChannel:
-    """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max_outputs`` blocks.
+    """The pair-balanced ε-LDP channel with the smallest exact MSE whose family has at most ``max(max_outputs, N)``
+    blocks (GRR, N outputs, is always a candidate).
 
     Candidates (module docstring): GRR, Hadamard response, all k-subsets (when few), cyclotomic 2-designs on the
     primes just above N, affine hyperplanes of AG(m, q), affine lifts of cyclotomic base sets over GF(q)^m, and
