@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -471,7 +472,8 @@ def _greedy_set(vals, m, mass, taken):
     return out
 
 
-def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of, max_rounds: int | None = None):
+def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of: Callable[[np.ndarray], np.ndarray],
+                     max_rounds: int | None = None) -> tuple[float, np.ndarray, float, np.ndarray | None, int]:
     """Best-first branch and bound on cells (u, ρ) and on the heaviest items' memberships.
 
     Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next

@@ -25,8 +25,27 @@ def _down(z):
     return z * (1 - 1e-12) - 1e-15
 
 
-def quad_max(d, w, lo, hi):
-    """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative)."""
+def quad_max(d: np.ndarray | float, w: np.ndarray | float, lo: np.ndarray | float,
+             hi: np.ndarray | float) -> np.ndarray | float:
+    """max of ``d z² − w z`` over ``z ∈ [lo, hi]`` (broadcast; ``d`` may be negative).
+
+    Implements: a per-cell primitive of the cell bound, docs/design.md §7.1 (step 3). The extreme is at an end or,
+    when ``d < 0``, at the vertex ``z = w/(2d)`` clipped to ``[lo, hi]``.
+
+    Parameters
+    ----------
+    d : np.ndarray or float
+        The quadratic coefficient (any sign).
+    w : np.ndarray or float
+        The linear coefficient (the term is ``−w z``).
+    lo, hi : np.ndarray or float
+        The interval's ends, ``lo ≤ hi``; all four inputs broadcast against each other.
+
+    Returns
+    -------
+    np.ndarray or float
+        The maximum of ``d z² − w z`` over ``[lo, hi]``, elementwise in the broadcast shape.
+    """
     vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
     out = np.maximum(vlo, vhi)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -34,8 +53,27 @@ def quad_max(d, w, lo, hi):
     return np.maximum(out, d * z * z - w * z)
 
 
-def quad_min(d, w, lo, hi):
-    """min of ``d z² − w z`` over ``z ∈ [lo, hi]``."""
+def quad_min(d: np.ndarray | float, w: np.ndarray | float, lo: np.ndarray | float,
+             hi: np.ndarray | float) -> np.ndarray | float:
+    """min of ``d z² − w z`` over ``z ∈ [lo, hi]``.
+
+    Implements: a per-cell primitive of the cell bound, docs/design.md §7.1 (step 3). The extreme is at an end or,
+    when ``d > 0``, at the vertex ``z = w/(2d)`` clipped to ``[lo, hi]``.
+
+    Parameters
+    ----------
+    d : np.ndarray or float
+        The quadratic coefficient (any sign).
+    w : np.ndarray or float
+        The linear coefficient (the term is ``−w z``).
+    lo, hi : np.ndarray or float
+        The interval's ends, ``lo ≤ hi``; all four inputs broadcast against each other.
+
+    Returns
+    -------
+    np.ndarray or float
+        The minimum of ``d z² − w z`` over ``[lo, hi]``, elementwise in the broadcast shape.
+    """
     vlo, vhi = d * lo * lo - w * lo, d * hi * hi - w * hi
     out = np.minimum(vlo, vhi)
     with np.errstate(divide="ignore", invalid="ignore"):

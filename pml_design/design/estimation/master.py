@@ -32,12 +32,50 @@ WARM_GAP: float = 5e-5
 
 
 def gradients(R: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """``−r_kᵀ M r_k`` for every column of R (the criterion's gradient along each normalised ray)."""
+    """``−r_kᵀ M r_k`` for every column of R (the criterion's gradient along each normalised ray).
+
+    Implements: the gradient ``−tr(M A)`` for ``A = r rᵀ`` of the module docstring (docs/design.md §7).
+
+    Parameters
+    ----------
+    R : np.ndarray
+        Normalised rays, shape (N, K), one per column.
+    M : np.ndarray
+        ``F⁻²`` (A-optimal) or ``F⁻¹`` (D-optimal), shape (N, N), as returned by :func:`criterion`.
+
+    Returns
+    -------
+    np.ndarray
+        Shape (K,): ``−r_kᵀ M r_k`` for each column ``r_k``.
+    """
     return -np.einsum("ik,ik->k", R, M @ R)
 
 
-def criterion(V: np.ndarray, theta: np.ndarray, G: np.ndarray, phi: np.ndarray, d_opt: bool):
-    """``(f, F⁻¹, M)`` at ``(θ, φ)``; ``(inf, None, None)`` when F is singular."""
+def criterion(V: np.ndarray, theta: np.ndarray, G: np.ndarray, phi: np.ndarray,
+              d_opt: bool) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+    """``(f, F⁻¹, M)`` at ``(θ, φ)``; ``(inf, None, None)`` when F is singular.
+
+    Implements: the criterion of the restricted master (module docstring, docs/design.md §7) at
+    ``F = V diag(θ) Vᵀ + Σ_j φ_j G_j`` (symmetrised; singular when its Cholesky factorisation fails).
+
+    Parameters
+    ----------
+    V : np.ndarray
+        Normalised rays, shape (N, K), one per column.
+    theta : np.ndarray
+        The rays' weights, shape (K,).
+    G : np.ndarray
+        Fisher informations of the seed mechanisms, shape (J, N, N) (J = 0 allowed).
+    phi : np.ndarray
+        The seed mechanisms' weights, shape (J,).
+    d_opt : bool
+        True: D-optimal, ``f = −log det F``, ``M = F⁻¹``; False: A-optimal, ``f = tr F⁻¹``, ``M = F⁻²``.
+
+    Returns
+    -------
+    tuple[float, np.ndarray | None, np.ndarray | None]
+        ``(f, F⁻¹, M)`` (both matrices symmetrised, shape (N, N)), or ``(inf, None, None)`` when F is singular.
+    """
     F = (V * theta) @ V.T
     if G.shape[0]:
         F = F + np.tensordot(phi, G, axes=1)
@@ -81,12 +119,41 @@ def _hessian(V: np.ndarray, G: np.ndarray, B: np.ndarray, M: np.ndarray, d_opt: 
 
 
 def solve_master(V: np.ndarray, G: np.ndarray, d_opt: bool, x0: np.ndarray, deadline: float, *,
-                 rtol: float = 1e-8, warm: bool = False):
+                 rtol: float = 1e-8, warm: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, np.ndarray | None, np.ndarray | None]]:
     """Minimise the criterion over ``x = (θ, φ)`` (module docstring). Returns ``(x, ν, (f, F⁻¹, M))``.
 
-    ``G`` has shape (J, N, N) (J = 0 allowed). ``ν`` are the multipliers of the row-sum constraints in the sign
+    Implements: the barrier method of the module docstring (docs/design.md §7; Boyd & Vandenberghe §11.3 with
+    infeasible-start Newton centering, §10.3). ``ν`` are the multipliers of the row-sum constraints in the sign
     convention of the reduced cost ``d = −rᵀ M r + ν·r``. Stops at the deadline with the current iterate (which
     may miss the row sums by the Newton residual; the caller certifies whatever it uses).
+
+    Parameters
+    ----------
+    V : np.ndarray
+        Normalised rays, shape (N, K), one per column.
+    G : np.ndarray
+        Fisher informations of the seed mechanisms, shape (J, N, N) (J = 0 allowed).
+    d_opt : bool
+        True: D-optimal (``−log det F``); False: A-optimal (``tr F⁻¹``).
+    x0 : np.ndarray
+        Starting weights ``(θ, φ)``, shape (K + J,); clipped at 1e-12 and moved strictly inside the orthant.
+    deadline : float
+        ``time.perf_counter()`` value after which the current iterate is returned.
+    rtol : float, default 1e-8
+        Stop when the barrier gap ``(K + J)/t`` is at most ``rtol · max(|f|, 1)``.
+    warm : bool, default False
+        A warm start: the first barrier gap is :data:`WARM_GAP` × |f| instead of 0.1 × |f|.
+
+    Returns
+    -------
+    tuple[np.ndarray, np.ndarray, tuple[float, np.ndarray | None, np.ndarray | None]]
+        ``x`` (shape (K + J,)), ``ν`` (shape (N,)) and :func:`criterion`'s ``(f, F⁻¹, M)`` at ``x``.
+
+    Raises
+    ------
+    SolverFailedError
+        When F is singular at the start or the Newton system is numerically singular.
     """
     from scipy.linalg import cho_factor, cho_solve  # noqa: PLC0415
 

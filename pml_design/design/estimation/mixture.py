@@ -82,7 +82,28 @@ def partition_channels(uset: UncertaintySet, epsilon: float, partitions: list[np
     ``Σ_j w_j c_j = 1`` solve the L × L system ``M w = 1``, ``M[i, j] = c_j(S_i)``. A partition whose solution is
     not positive is dropped (its cells cannot all be at their largest ratio at once), as is a single cell (a
     constant channel); an array that is not a partition of the N symbols is a ``ValueError``. Scaling a column keeps its
-    leakage, so every channel is ε-PML over 𝒫 wherever its columns are.
+    leakage, so every channel is ε-PML over 𝒫 wherever its columns are. Implements: docs/design.md §7.5.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫 over the N symbols (``uset.size == N``).
+    epsilon : float
+        The PML level ε of the cell columns.
+    partitions : list[np.ndarray]
+        Partitions of the N symbols, each a boolean ``L × N`` array (a 1-D array is one row); empty cells are
+        ignored.
+
+    Returns
+    -------
+    PartitionChannels
+        The kept channels' columns side by side (N × T) and each column's channel (numbered 0, 1, … in the order of
+        the kept partitions); no columns when no partition is kept.
+
+    Raises
+    ------
+    ValueError
+        When an entry of ``partitions`` does not have N columns or does not hold every symbol in exactly one cell.
     """
     cols, owner = [], []
     for i, part in enumerate(partitions):
@@ -118,6 +139,26 @@ def dyadic_partitions(n: int, epsilon: float, rng: np.random.Generator, *,
     * Random parallel classes of codimension ``j = round(log2(e^ε + 1))`` (the cosets of a random j × m map over F_2,
       cells of about ``N/(e^ε + 1)`` symbols, as subset selection's optimal support), ``class_columns`` cells in all
       (default :data:`CLASS_COLUMNS_PER_SYMBOL` · N, at most :data:`CLASS_COLUMNS_CAP`); none when j < 2.
+
+    Implements: the partitions of the mixture master, docs/design.md §7.5.
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols N.
+    epsilon : float
+        The PML level ε (sets the codimension j of the random parallel classes).
+    rng : np.random.Generator
+        Draws the random linear maps of the parallel classes.
+    class_columns : int or None, default None
+        Cells of the random parallel classes in all (``2^j`` per class, rounded down to whole classes); None:
+        ``min(CLASS_COLUMNS_PER_SYMBOL · N, CLASS_COLUMNS_CAP)``.
+
+    Returns
+    -------
+    list[np.ndarray]
+        The partitions, each a boolean ``L × N`` array (cells × symbols): the Hadamard half-set pairs first, then
+        the parallel classes with more than one cell.
     """
     bits = _f2_points(n)
     parts = [np.vstack([h, ~h]) for h in _hadamard_halves(bits) if h.any() and not h.all()]
@@ -149,6 +190,31 @@ def mixture_weights(seed_fisher: np.ndarray, channels: PartitionChannels, prior:
         A prior that is not a positive probability vector, a ``seed_fisher`` that is not N × N or a ``channels``
         whose columns do not have N rows and one owner each, ``seed_weight`` outside (0, 1], a negative ``rtol`` or
         ``max_steps``, a criterion other than "A" and "D".
+
+    Parameters
+    ----------
+    seed_fisher : np.ndarray
+        Fisher information of the seed (matrix) channel, N × N.
+    channels : PartitionChannels
+        The partition channels (:func:`partition_channels`), columns with N rows.
+    prior : np.ndarray
+        The prior π, a positive probability vector of length N.
+    deadline : float
+        ``time.perf_counter()`` value; no step starts that would end after it (by the last step's duration).
+    max_steps : int, default 200
+        Most multiplicative steps.
+    rtol : float, default 1e-5
+        Relative decrease of the criterion below which the algorithm stops.
+    seed_weight : float, default 0.5
+        The seed channel's starting weight, in (0, 1] (1 when there are no partition channels).
+    criterion : {"A", "D"}, default "A"
+        A-optimal (``tr F⁻¹ − ‖π‖²``) or D-optimal (``log det F⁻¹``).
+
+    Returns
+    -------
+    MixtureResult
+        The seed's weight, the partition channels' weights (one per channel), the criterion at those weights (the
+        best seen; ``inf`` when no step was taken) and the number of steps taken.
     """
     if criterion not in ("A", "D"):
         raise ValueError(f"criterion must be 'A' (mean squared error) or 'D' (log det), got {criterion!r}")

@@ -48,7 +48,21 @@ def subset_directions(uset: UncertaintySet, epsilon: float, masks: np.ndarray) -
 
     ``f(1_S) = min_{Q∈𝒫} Q(S)``. Each is the two-level column with the largest top/bottom ratio that keeps ε-PML
     over 𝒫: its leakage is exactly tight (for the ℓ1 ball these are the rays ``h(1)1_S − h(S)1`` of
-    :func:`~pml_design.design.rays.l1_ball_rays`).
+    :func:`~pml_design.design.rays.l1_ball_rays`). Implements: docs/design.md §7 "Seeds that make LDP a floor".
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫 over the N symbols.
+    epsilon : float
+        The PML level ε.
+    masks : np.ndarray
+        Boolean ``L × N`` array, one subset S per row (a 1-D array is one subset).
+
+    Returns
+    -------
+    np.ndarray
+        ``N × L``: the direction of the k-th subset in column k.
     """
     e = math.exp(epsilon)
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
@@ -118,7 +132,21 @@ def nested_directions(uset: UncertaintySet, epsilon: float, inner: np.ndarray, o
 
 
 def block_masks(W: np.ndarray) -> np.ndarray:
-    """The blocks (rows: boolean masks over the symbols) of a two-level channel's non-constant columns."""
+    """The blocks (rows: boolean masks over the symbols) of a two-level channel's non-constant columns.
+
+    A column's block is where it exceeds its smallest entry by more than a relative 1e-9; columns whose block is
+    empty or every symbol (constant columns) are left out. Implements: the seeds of docs/design.md §7.
+
+    Parameters
+    ----------
+    W : np.ndarray
+        The channel, ``N × M`` (rows: symbols, columns: outputs).
+
+    Returns
+    -------
+    np.ndarray
+        Boolean ``B × N``: one row per non-constant column, in column order.
+    """
     lo = W.min(axis=0)
     masks = (W > lo * (1.0 + 1e-9)).T
     return masks[masks.any(axis=1) & ~masks.all(axis=1)]
@@ -128,7 +156,29 @@ def ray_seeds(uset: UncertaintySet, epsilon: float, ldp_matrix: np.ndarray, gen:
               budget: int) -> np.ndarray:
     """Rank-one seed columns, each boosted to the largest level 𝒫 allows (:func:`subset_directions`): constant,
     singletons, the dyadic families of :func:`_dyadic_groups` (Hadamard response's half-sets: at small ε and a wide
-    ball their heavy members allow ratios far above e^ε) and up to ``budget`` blocks of the LDP seed channel."""
+    ball their heavy members allow ratios far above e^ε) and up to ``budget`` blocks of the LDP seed channel.
+
+    Above :data:`LARGE_N` symbols only the constant column and the first dyadic family (the Hadamard half-sets) are
+    kept. Implements: docs/design.md §7 "Seeds that make LDP a floor".
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫 over the N symbols.
+    epsilon : float
+        The PML level ε.
+    ldp_matrix : np.ndarray
+        The LDP seed channel, ``N × M`` (its blocks: :func:`block_masks`).
+    gen : np.random.Generator
+        Draws the sample of blocks (when there are more than ``budget``) and the dyadic families' random classes.
+    budget : int
+        Most blocks of ``ldp_matrix`` kept.
+
+    Returns
+    -------
+    np.ndarray
+        ``N × K``: the constant column of ones first, then one direction per subset.
+    """
     n = uset.size
     masks = block_masks(ldp_matrix)
     if masks.shape[0] > budget:
