@@ -27,7 +27,20 @@ def fisher_information(matrix: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """``F(W) = Σ_y w_y w_yᵀ/(P·w_y)``: Fisher information of one report about P (outputs with P·w_y = 0 dropped).
 
     Implements: the Fisher information of a categorical observation ``Y ~ Pᵀ W`` about P (symmetrised against
-    rounding); unvalidated (callers pass a row-stochastic ``matrix`` and a probability vector ``prior``).
+    rounding); unvalidated (callers pass a row-stochastic ``matrix`` and a probability vector ``prior``). The
+    ``F(W)`` of the Cramér–Rao bound of the module docstring (Gorman & Hero 1990, Stoica & Ng 1998).
+
+    Parameters
+    ----------
+    matrix : np.ndarray
+        The channel W, ``N × M`` (rows: inputs, columns ``w_y``: outputs).
+    prior : np.ndarray
+        The input distribution P, length N.
+
+    Returns
+    -------
+    np.ndarray
+        ``N × N``, symmetric: the Fisher information of one report about P.
     """
     W = np.asarray(matrix, dtype=float)
     q = prior @ W

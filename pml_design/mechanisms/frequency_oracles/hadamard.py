@@ -29,7 +29,19 @@ __all__ = ["HadamardResponse", "hadamard_response", "walsh_hadamard"]
 def walsh_hadamard(values: np.ndarray) -> np.ndarray:
     """``H_K @ values`` for the Sylvester Hadamard matrix (fast Walsh–Hadamard transform, O(K log K)).
 
-    ``values`` has length K = 2^m along axis 0 (extra axes are transformed alike); returns a new float array.
+    Implements: the Sylvester matrix ``H[i, y] = (−1)^{popcount(i & y)}`` of Hadamard response (Acharya, Sun &
+    Zhang, AISTATS 2019, §3; module docstring), applied by the butterfly recursion ``H_2K = [[H_K, H_K],
+    [H_K, −H_K]]``.
+
+    Parameters
+    ----------
+    values : np.ndarray
+        Length K = 2^m along axis 0 (extra axes are transformed alike); not modified.
+
+    Returns
+    -------
+    np.ndarray
+        A new float array of the same shape: ``H_K @ values``.
     """
     a = np.array(values, dtype=float)
     k = a.shape[0]
