@@ -1,0 +1,143 @@
+"""Every public function has complete type hints and a numpydoc docstring (project rule): checked module by module.
+
+Only the modules completed so far are checked: :data:`CHECKED` (type hints and docstring sections) and
+:data:`TYPED_ONLY` (type hints only: ``bound_cells`` has no room for the sections under the 600-line rule of
+``tests/test_architecture.py``). The other modules still have offenders (about 190 functions when this test was
+written; run :func:`offenders` over :func:`_module_names` to list them) and join :data:`CHECKED` as they are fixed.
+Every module must still import.
+
+For every checked module under ``pml_design`` (all are found with :func:`pkgutil.walk_packages`) and every plain
+function in its ``__all__`` that the module itself defines (``obj.__module__ == module.__name__``; classes and
+re-exports are left to the module that defines them):
+
+* every parameter other than ``self``/``cls``, ``*args`` and ``**kwargs`` is annotated, and so is the return;
+* the docstring exists; when the function takes parameters it has a ``Parameters`` section (the header line
+  followed by a line of dashes), and when its return annotation is not ``None`` a ``Returns`` (or ``Yields``)
+  section.
+
+``pml_design.__main__`` is not imported (importing it runs the command line). A module whose import fails (an
+optional extra missing) is skipped, not failed: :data:`OPTIONAL` names those allowed to fail (none at present:
+every module imports in the test environment), and any other import failure is an error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+import types
+
+import pytest
+
+import pml_design
+
+#: Modules whose public functions are checked in full (hints and docstring sections).
+CHECKED: tuple[str, ...] = (
+    "pml_design.design.estimation.cell_lp",
+    "pml_design.design.estimation.master",
+    "pml_design.design.estimation.mixture",
+    "pml_design.design.estimation.seeds",
+    "pml_design.mechanisms.frequency_oracles.fisher",
+    "pml_design.mechanisms.frequency_oracles.hadamard",
+)
+#: Modules whose public functions are checked for type hints only.
+TYPED_ONLY: tuple[str, ...] = ("pml_design.design.estimation.bound_cells",)
+
+#: Modules whose import may need an optional extra; they are skipped (with a reason) when their import fails.
+OPTIONAL: frozenset[str] = frozenset()
+
+_SKIP_PARAMS = {"self", "cls"}
+_VARIADIC = {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
+
+
+def _module_names() -> list[str]:
+    names = [pml_design.__name__]
+    names += [m.name for m in pkgutil.walk_packages(pml_design.__path__, prefix="pml_design.")]
+    # ``__main__`` runs the command line when imported (``sys.exit(main())``) and defines no function
+    return sorted(n for n in set(names) if n.rsplit(".", 1)[-1] != "__main__")
+
+
+def _has_section(doc: str, *titles: str) -> bool:
+    lines = [line.strip() for line in doc.splitlines()]
+    return any(
+        a in titles and re.fullmatch(r"-{3,}", b) is not None for a, b in zip(lines, lines[1:])
+    )
+
+
+def _is_none(annotation: object) -> bool:
+    return annotation is None or annotation is type(None) or annotation == "None"
+
+
+def _problems(func: types.FunctionType, *, sections: bool = True) -> list[str]:
+    out: list[str] = []
+    sig = inspect.signature(func)
+    params = [p for p in sig.parameters.values() if p.name not in _SKIP_PARAMS]
+    missing = [p.name for p in params if p.kind not in _VARIADIC and p.annotation is inspect.Parameter.empty]
+    if missing:
+        out.append(f"parameters without annotation: {', '.join(missing)}")
+    if sig.return_annotation is inspect.Signature.empty:
+        out.append("return not annotated")
+    if not sections:
+        return out
+    doc = inspect.getdoc(func)
+    if not doc:
+        out.append("no docstring")
+        return out
+    if params and not _has_section(doc, "Parameters"):
+        out.append("no 'Parameters' section")
+    if not _is_none(sig.return_annotation) and not _has_section(doc, "Returns", "Yields"):
+        out.append("no 'Returns'/'Yields' section")
+    return out
+
+
+def _public_functions(module: types.ModuleType) -> list[tuple[str, types.FunctionType]]:
+    out = []
+    for name in getattr(module, "__all__", ()):
+        obj = getattr(module, name, None)
+        if inspect.isfunction(obj) and obj.__module__ == module.__name__:
+            out.append((name, obj))
+    return out
+
+
+def _import(module_name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        if module_name in OPTIONAL:
+            pytest.skip(f"{module_name} needs an optional extra: {exc}")
+        raise
+
+
+def offenders(module_name: str, *, sections: bool = True) -> list[str]:
+    """``"module.function: problem"`` for every offending public function of a module (empty when it complies)."""
+    module = _import(module_name)
+    return [f"{module_name}.{name}: {problem}" for name, func in _public_functions(module)
+            for problem in _problems(func, sections=sections)]
+
+
+def test_full_list_is_reported() -> None:
+    """The full list of offenders over every module is computable (printed with ``-s``; not asserted)."""
+    allp = [p for m in _module_names() for p in offenders(m)]
+    print(f"\n{len(allp)} problems in {len({p.split(':')[0] for p in allp})} public functions not yet checked")
+
+
+@pytest.mark.parametrize("module_name", _module_names())
+def test_every_module_imports(module_name: str) -> None:
+    _import(module_name)
+
+
+def test_checked_modules_exist() -> None:
+    assert set(CHECKED) | set(TYPED_ONLY) <= set(_module_names())
+
+
+@pytest.mark.parametrize("module_name", CHECKED)
+def test_public_functions_are_typed_and_documented(module_name: str) -> None:
+    problems = offenders(module_name)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("module_name", TYPED_ONLY)
+def test_public_functions_are_typed(module_name: str) -> None:
+    problems = offenders(module_name, sections=False)
+    assert not problems, "\n".join(problems)
