@@ -159,17 +159,17 @@ def test_a_time_limit_too_short_for_a_large_alphabet_is_refused_at_once(monkeypa
     import time
 
     from pml_design.cli._common import cli_words
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import affordable, api
 
     monkeypatch.setattr(api, "MAX_COLUMN_GENERATION_N", 20)
-    monkeypatch.setattr(api, "EVALUATION_SECONDS", (1.0, 0.0, 0.0))  # 1 s per entry: 40 × K entries
+    monkeypatch.setattr(affordable, "EVALUATION_SECONDS", (1.0, 0.0, 0.0))  # 1 s per entry: 40 × K entries
     p = np.full(40, 1 / 40)
     t = time.perf_counter()
     with pytest.raises(ValueError, match=r"the time limit is too short for N = 40 symbols.*subset_selection\(40, 1\)") as e:
         design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
     assert time.perf_counter() - t < 5.0
     assert "set --time-limit SECONDS to at least" in cli_words(str(e.value))
-    monkeypatch.setattr(api, "EVALUATION_SECONDS", (1e-9, 0.0, 0.0))
+    monkeypatch.setattr(affordable, "EVALUATION_SECONDS", (1e-9, 0.0, 0.0))
     res = design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
     assert res.info["ldp_seed"]
 

@@ -33,6 +33,7 @@ from .mixture import mixture_matrix as _mixture_matrix
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
+from .affordable import check_affordable
 from .seeds import first_seed, seed_budget
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
@@ -85,17 +86,6 @@ MAX_COLUMN_GENERATION_N: int = 1200
 #: up to the cap while its best closed form is more than ``seeds.SEED_BUDGET_RTOL`` above the LDP optimum.
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
-#: Seconds one evaluation of an N × K channel takes on the 2-core reference machine (build, certification, cleaning
-#: and exact error): per entry (N·K), per term of the Fisher information (N²·K) and of its Cholesky trace (N³).
-#: N = 10 000, K = 30 027 (ε = 1): 119 s for the whole call with a 120 s limit (profiled: ~58 + 33 + 9 s), 126 s
-#: predicted. Scaled by :func:`_machine_factor`.
-EVALUATION_SECONDS: tuple[float, float, float] = (2.4e-7, 1.4e-11, 1.2e-11)
-#: Seconds of :func:`_machine_factor`'s fixed workload on the reference machine (0.0125–0.020 s measured there).
-REFERENCE_WORKLOAD_SECONDS: float = 0.014
-#: A limit is refused only when this share of the estimate exceeds what the time contract allows (the estimate's
-#: machine factor varies by ±25 %): refused when clearly impossible, never where the run would have fitted. N = 10 000,
-#: ε = 1: refused at 60 s (estimate 117–161 s), run at 120 s (119 s measured).
-EVALUATION_LENIENCY: float = 0.8
 #: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept), and the weight a new
 #: column starts at (docs/design.md §7: fewer columns, cheaper Newton steps, more rounds).
 MASTER_COLUMNS: int = 400
@@ -275,7 +265,7 @@ def design_frequency_estimation(
     if n <= MAX_COLUMN_GENERATION_N:  # larger if far from LDP's best (above, the seed's evaluation is the cost)
         max_outputs = seed_budget(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse)
     if n > MAX_COLUMN_GENERATION_N:
-        _check_affordable(n, epsilon, prior, max_outputs, time_limit - (time.perf_counter() - t0))
+        check_affordable(n, epsilon, prior, max_outputs, time_limit - (time.perf_counter() - t0))
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
     # dense algebra of at most a few hundred: one BLAS thread is fastest and never oversubscribes a shared machine
     with threadpool_limits(1 if n <= MAX_COLUMN_GENERATION_N else None):
@@ -331,39 +321,6 @@ def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[]
     state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
                         "value": res.value}
     best.offer(W, "mixture")
-
-
-def _machine_factor() -> float:
-    """This machine's time for a fixed workload (a 400 × 400 product and a pass over 4·10⁶ doubles, three times;
-    best of five, ~0.1 s) over the reference machine's, at least 0.5. On the reference machine it varies by ±25 %
-    from one process to the next (0.0125–0.020 s), hence :data:`EVALUATION_LENIENCY`."""
-    x, y = np.full((400, 400), 0.5), np.full(4_000_000, 0.25)
-    best = math.inf
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(3):
-            _ = x @ x.T, float(np.maximum(y, 0.5).sum())
-        best = min(best, time.perf_counter() - t)
-    return max(0.5, best / REFERENCE_WORKLOAD_SECONDS)
-
-
-def _check_affordable(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seconds: float) -> None:
-    """Refuse, before any large work, a time limit too short to build, certify and evaluate even the starting
-    ε-LDP channel (the time contract: the call ends within 1.1 × time_limit + a few seconds; docs/design.md §12)."""
-    from ...mechanisms.frequency_oracles.optimum import _best_candidate  # noqa: PLC0415
-
-    name, k = _best_candidate(n, epsilon, prior, max_outputs)[:2]
-    a, b, c = EVALUATION_SECONDS
-    need = _machine_factor() * (a * n * k + b * n * n * k + c * float(n) ** 3)
-    if EVALUATION_LENIENCY * need > 1.1 * seconds + 5.0:
-        raise ValueError(
-            f"the time limit is too short for N = {n} symbols: building, certifying and evaluating the starting "
-            f"epsilon-LDP channel ({name}, {k} outputs) alone takes about {need:.0f} s on this machine, and "
-            f"{max(seconds, 0):.0f} s are left; set solver_options={{'time_limit': ...}} to at least "
-            f"{math.ceil(1.2 * need)} s, or deploy the subset-"
-            f"selection oracle (pml_design.subset_selection({n}, {epsilon:g})), which is epsilon-LDP and hence "
-            "epsilon-PML for every distribution"
-        )
 
 
 def _offer_cleaned(best: _Incumbent) -> None:
