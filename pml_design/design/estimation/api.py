@@ -34,7 +34,7 @@ from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
 from .affordable import check_affordable
-from .seeds import first_seed, seed_budget
+from .seeds import first_seed, offer_larger_seed
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
 
@@ -82,8 +82,9 @@ BACKGROUND_MAX_N: int = 320
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
 MAX_COLUMN_GENERATION_N: int = 1200
-#: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``, doubled
-#: up to the cap while its best closed form is more than ``seeds.SEED_BUDGET_RTOL`` above the LDP optimum.
+#: Output budget of the compact LDP channel: ``min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL · N))``; where its
+#: best closed form is more than ``seeds.SEED_BUDGET_RTOL`` above the LDP optimum, a channel on a larger budget (up to
+#: the cap) is offered to the incumbent too (``seeds.offer_larger_seed``).
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
 #: Generated columns kept in the master between rounds (at least 2N; the heaviest are kept), and the weight a new
@@ -262,8 +263,6 @@ def design_frequency_estimation(
 
     ldp = ldp_optimum(n, epsilon, prior)
     max_outputs = min(LDP_OUTPUTS_CAP, max(4096, LDP_OUTPUTS_PER_SYMBOL * n))
-    if n <= MAX_COLUMN_GENERATION_N:  # larger if far from LDP's best (above, the seed's evaluation is the cost)
-        max_outputs = seed_budget(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse)
     if n > MAX_COLUMN_GENERATION_N:
         check_affordable(n, epsilon, prior, max_outputs, time_limit - (time.perf_counter() - t0))
     state = {"it": 0, "lower": -math.inf, "K": 0, "enumerated": False}
@@ -282,6 +281,9 @@ def design_frequency_estimation(
             )
         seed, out_of_time, t_offer = _rank_seeds(n, epsilon, prior, max_outputs, seed, best, deadline, t_build,
                                                  t_offer, state)
+        if not out_of_time and n <= MAX_COLUMN_GENERATION_N:  # a channel nearer LDP's best, for the incumbent only
+            out_of_time = offer_larger_seed(n, epsilon, prior, max_outputs, LDP_OUTPUTS_CAP, ldp.mse, best, deadline,
+                                            t_build + t_offer, seed.matrix.shape[1], state)
         seed_value = best.value
         if out_of_time:
             deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
