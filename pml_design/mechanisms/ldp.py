@@ -291,7 +291,7 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         warnings.simplefilter("always")
         ldp = optimal_ldp(prior, eps, utility=util, solver_options=solver_options)
     for w in caught:
-        warnings.warn(w.category(f"compare_with_ldp, the optimal epsilon-LDP row: {w.message}"), stacklevel=2)
+        warnings.warn(f"compare_with_ldp, the optimal epsilon-LDP row: {w.message}", w.category, stacklevel=2)
     rr = randomized_response(size, eps)
     rr_pml = randomized_response_for_pml(as_uncertainty_set(result.uncertainty), eps)
     m = 1 if n_reports is None else n_reports
