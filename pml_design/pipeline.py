@@ -468,7 +468,7 @@ def _check_one_column(data: object, counts: bool) -> None:
         raise TypeError("data is a dict (counts per category): pass counts=True, or give the samples as a sequence")
     if isinstance(data, (dict, str, bytes)) or _is_pandas(data):
         return
-    if not hasattr(data, "__len__"):  # a generator or iterator: read once, no length
+    if not (hasattr(data, "__len__") and hasattr(data, "__getitem__")):  # a generator, an iterator, a dict view
         raise TypeError(f"data must be a sequence of {what} (list, tuple, numpy array or pandas Series), got "
                         f"{type(data).__name__}; pass list(data)")
     shape = getattr(data, "shape", None)

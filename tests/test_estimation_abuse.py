@@ -116,6 +116,7 @@ def test_arguments_the_estimation_design_does_not_use_are_refused():
     ({0, 1, 2}, "got a set: it has no order and no repeats"),
     ((i for i in [0, 1, 2]), "got generator; pass list"),
     ({"a": 1, "b": 2}, "pass counts=True"),
+    ({"a": 0, "b": 1}.values(), "got dict_values; pass list"),
 ])
 def test_samples_that_are_not_a_sequence_are_refused_by_name(data, match):
     """A review: a set gave a bare 'unhashable type', a generator 'at least 2 categories, got [<generator ...>]'."""

@@ -541,9 +541,8 @@ def test_a_compact_channel_far_from_the_ldp_optimum_gets_a_larger_budget():
 
 def test_uniform_large_epsilon_design_is_not_behind_the_ldp_optimum_and_keeps_its_time():
     """A review found a uniform N = 200, ε = 4 design 5 % above subset selection at 30 s (its seed 12 % above);
-    with the larger budget N = 100 seeds with subset selection itself (4 950 outputs). The output reduction then had
-    more columns than N(N+1)/2 and spent 16 s building its LP after a 10 s limit: it is skipped when its set-up
-    does not fit."""
+    with the larger budget, subset selection itself (4 950 outputs at N = 100) is offered to the incumbent, and the
+    result names it (``info["larger_seed"]``, ``returned_seed``)."""
     import time
 
     n, eps = 100, 4.0
@@ -556,3 +555,34 @@ def test_uniform_large_epsilon_design_is_not_behind_the_ldp_optimum_and_keeps_it
     assert time.perf_counter() - t <= 1.1 * 3 + 5
     res = est.result
     assert res.utility <= res.info["ldp_optimum_mse"] * (1 + 1e-9)
+    assert res.info["larger_seed"] == "SS(k=2)" and res.info["ldp_seed"] != "SS(k=2)"
+    if res.info["source"].startswith("ldp_seed"):
+        assert res.info["returned_seed"]
+
+
+def test_the_output_reduction_is_skipped_when_its_set_up_does_not_fit():
+    """fewer_outputs builds an N(N+1)/2 × K constraint matrix before HiGHS' clock starts (27 M entries took 8 s at
+    N = 100, K = 5 400): it returns None at once when that does not fit in half its time, or exceeds the entry cap,
+    and still reduces a small case."""
+    import time
+
+    from pml_design.design.estimation import reduce
+
+    rng = np.random.default_rng(0)
+    n, k = 100, 5400
+    V = rng.uniform(0.1, 1.0, size=(n, k))
+    theta = rng.uniform(size=k)
+    t = time.perf_counter()
+    assert reduce.fewer_outputs(V, theta, 1.0) is None  # 27 M entries × 3e-7 s = 8 s > 0.5 s
+    assert time.perf_counter() - t < 0.5
+    # a small case is still reduced, with the same Fisher information (10 equations, 14 outputs → at most 10)
+    from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+
+    W0 = rng.uniform(0.1, 1.0, size=(4, 14))
+    W0 /= W0.sum(axis=1, keepdims=True)
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    q = p @ W0
+    W = reduce.fewer_outputs(W0 / q, q, 5.0)
+    assert W is not None and W.shape[1] <= 10
+    np.testing.assert_allclose(fisher_information(W, p), fisher_information(W0, p), rtol=1e-7)
+    assert reduce.fewer_outputs(np.ones((2, 2)), np.ones(2), 1.0) is None  # nothing to gain: K ≤ N(N+1)/2

@@ -373,3 +373,10 @@ def test_rank_one_bound_is_valid_and_much_stronger_on_an_enumerated_ball():
     assert 1 - one.value / res.utility < 0.01
     with pytest.raises(ValueError, match="direction must be a non-zero finite vector of length 7"):
         MB.moment_bound(uset, eps, p, res.matrix / q, deadline=time.perf_counter() + 1.0, direction=np.zeros(7))
+
+
+def test_rank_one_direction_is_refused_with_the_arrow(monkeypatch):
+    monkeypatch.setattr(MB, "ARROW", True)
+    uset, p, eps, res = enumerated_optima()[0]
+    with pytest.raises(ValueError, match="cannot be combined with the arrow"):
+        MB.moment_bound(uset, eps, p, res.matrix, deadline=time.perf_counter() + 1.0, direction=np.ones(p.size))

@@ -236,7 +236,8 @@ def design_frequency_estimation(
     DesignResult
         ``utility`` = the MSE per report (lower is better, ``sense="min"``), ``lower_bound`` the best valid bound
         seen (``-inf`` when none), ``upper_bound`` = ``utility``. ``info`` names the LDP optimum
-        (``ldp_optimum``, ``ldp_optimum_mse``) and the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``);
+        (``ldp_optimum``, ``ldp_optimum_mse``), the compact LDP seed (``ldp_seed``, ``ldp_seed_mse``; the master's
+        column) and ``larger_seed``, the channel on a larger budget offered to the incumbent (or None);
         ``info["relaxation_floor"]`` is ``1 − relaxed/utility``, with ``relaxed`` the lowest value of the
         diagonal-moment relaxed master over its pools of rays: no bound of that relaxation (its best is
         ``info["relaxation_bound"]``) proves a smaller relative gap for this design, however long it runs; other
@@ -504,8 +505,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
         warnings.warn(
             PMLDesignWarning(
                 f"the frequency-estimation design (error {value:.6g} per report) is above the local-DP optimum "
-                f"{ldp.name} ({ldp.mse:.6g}) on N={n} symbols: the compact LDP channel ({seed.name}, closed form "
-                f"{seed.mse:.6g}) did not reach it and column generation did not close the gap"
+                f"{ldp.name} ({ldp.mse:.6g}) on N={n} symbols: the compact LDP channel "
+                f"({state.get('larger_seed') or seed.name}) did not reach it and column generation did not close the gap"
                 + (f" within the time limit of {time_limit:g} s; raise solver_options={{'time_limit': ...}}, or "
                    if n <= MAX_COLUMN_GENERATION_N else "; ")
                 + f"deploy the {ldp.name} oracle (pml_design.frequency_oracles), which is epsilon-PML for every "
@@ -561,7 +562,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "ldp_oracles_mse": dict(ldp.oracles),
             "ldp_seed": seed.name,
             "ldp_seed_mse": float(seed.mse),
-            "returned_seed": best.source == "ldp_seed",
+            "returned_seed": best.source.startswith("ldp_seed"),
+            "larger_seed": state.get("larger_seed"),
             "source": best.source,
             "background_bound": state.get("background_bound"),
             "search_escalations": int(state.get("level", 0)),

@@ -80,9 +80,9 @@ KEEP_ROUNDS: int = 8
 #: Keep the whole row of the heaviest symbol's second moments, not only the diagonal (the arrow relaxation,
 #: docs/design.md §7.3): its pricing stays a branch and bound on mass cells once that symbol is fixed.
 ARROW: bool = False
-#: Keep, beside the diagonal, one rank-one moment ``dᵀXd = E_μ (d·r)²`` along the top eigenvector ``d`` of the
-#: design's Fisher information (docs/design.md §7.3, "a rank-one moment"): dual matrix ``Diag(g) + s ddᵀ``, ``s ≥ 0``,
-#: priced by :func:`.rank_one.rank_one_max` (a branch and bound on one scalar over separable maxima). Not with ARROW.
+#: Keep, beside the diagonal, one rank-one moment ``dᵀXd = E_μ (d·r)²`` along the eigenvector ``d`` of the smallest
+#: eigenvalue of the design's Fisher information (docs/design.md §7.3, "a rank-one moment"): dual matrix
+#: ``Diag(g) + s ddᵀ``, s of either sign, priced by :func:`.rank_one.rank_one_max`. Not with ARROW.
 RANK_ONE: bool = False
 #: From this many symbols on, the Hessian of ``2 tr Q^½`` (diagonal relaxation) is a quadrature of Hadamard squares,
 #: ``N³`` per node instead of the ``N⁴/2`` of the exact divided-difference sum (:func:`_hessian_quadrature`). At
@@ -440,7 +440,8 @@ def moment_bound(
         run on the same set: its cuts); like ``rays``, they only steer.
     direction : numpy.ndarray, shape (N,), optional
         Keep the rank-one moment along this direction too (docs/design.md §7.3, "a rank-one moment"); by default,
-        with :data:`RANK_ONE`, the top eigenvector of the Fisher information of ``rays`` with ``weights``.
+        with :data:`RANK_ONE`, the eigenvector of the smallest eigenvalue of the Fisher information of ``rays`` with
+        ``weights``. Not with :data:`ARROW` (a ``ValueError``).
 
     Returns
     -------
@@ -448,6 +449,8 @@ def moment_bound(
         ``value = -inf`` when no multipliers could be computed.
     """
     pi, R = _validated_rays(uset, prior, rays, weights)
+    if direction is not None and ARROW:
+        raise ValueError("direction (a rank-one moment) cannot be combined with the arrow relaxation (ARROW)")
     d = _direction(pi, rays, weights, direction) if (RANK_ONE or direction is not None) and not ARROW else None
     pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
     R = R[:, :pool]

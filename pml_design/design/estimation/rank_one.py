@@ -1,8 +1,8 @@
 """The pricing of the diagonal-moment relaxation with one rank-one moment (docs/design.md §7.3, "a rank-one moment").
 
 Implements: an upper bound of ``max_r Σ_x g_x r_x² + s (d·r)² − ν·r`` over the normalised extreme rays of the cone
-(``s ≥ 0``, a fixed direction ``d``), for the dual matrix ``Z = Diag(g) + s ddᵀ``. The square is the maximum of its
-tangents, ``s t² = max_λ (λt − λ²/(4s))``, so
+(a fixed direction ``d``), for the dual matrix ``Z = Diag(g) + s ddᵀ``. For ``s > 0`` the square is the maximum of
+its tangents, ``s t² = max_λ (λt − λ²/(4s))``, so
 
     ``max_r … = max_λ φ(λ) − λ²/(4s)``,  ``φ(λ) = max_r Σ_x g_x r_x² − (ν − λd)·r``,
 
@@ -11,7 +11,8 @@ functions). λ ranges over ``2s·[t_lo, t_hi]`` with ``t = d·r`` bounded by the
 on λ bounds each interval ``[a, b]`` by the chord of φ (convexity: ``φ ≤`` the chord through upper bounds of φ(a),
 φ(b)) minus ``λ²/(4s)``, a concave quadratic maximised in closed form; it splits the interval of the largest bound
 until that bound meets the best actual ray (each separable maximum returns actual rays, valued exactly) or the
-deadline. Every step's bound is valid.
+deadline. Every step's bound is valid. For ``s < 0`` every tangent bounds the concave term from above (a Lagrangian
+bound, :func:`_concave`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
     g, nu : numpy.ndarray, shape (N,)
         The diagonal and linear multipliers.
     s : float
-        The rank-one weight, ``s ≥ 0`` (``s = 0`` is the separable maximum itself).
+        The rank-one weight, either sign (``s = 0`` is the separable maximum itself).
     d : numpy.ndarray, shape (N,)
         The direction.
     deadline : float

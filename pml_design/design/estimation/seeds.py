@@ -317,7 +317,7 @@ def offer_larger_seed(n: int, epsilon: float, prior: np.ndarray, base: int, cap:
     first_outputs : int
         The first seed's number of outputs.
     state : dict
-        The design's state; ``state["seeds"]`` gets the channel's criterion value.
+        The design's state; ``state["seeds"]`` gets the channel's criterion value, ``state["larger_seed"]`` its name.
 
     Returns
     -------
@@ -335,6 +335,7 @@ def offer_larger_seed(n: int, epsilon: float, prior: np.ndarray, base: int, cap:
         return True
     best.offer(build_candidate(n, epsilon, prior, name, max_outputs=budget).matrix, "ldp_seed (larger budget)")
     tried[name] = best.last
+    state["larger_seed"] = name
     return False
 
 
