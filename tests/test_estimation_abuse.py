@@ -141,3 +141,19 @@ def test_values_outside_categories_are_named_as_such():
     mechanism existed."""
     with pytest.raises(ValueError, match=r"data contains 90 value\(s\) outside categories"):
         pml.design_from_samples(np.array([0, 1, 2] * 30), epsilon=1.0, delta=0.1, categories=["a", "b", "c"])
+
+
+def test_compare_with_ldp_defaults_to_the_designs_own_time_limit():
+    """Without solver_options the optimal ε-LDP row gets the design's own limit (info["time_limit"]), not 60 s."""
+    import time
+
+    n = 30
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    p /= p.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pml.design(L1Ball(p, 0.05), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
+        assert res.info["time_limit"] == 1.0
+        t = time.perf_counter()
+        pml.compare_with_ldp(res)
+    assert time.perf_counter() - t < 1.1 * 1 + 5

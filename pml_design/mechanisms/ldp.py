@@ -231,8 +231,8 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         Number of reports for the estimation view (default: per report, ``n · E‖P̂ − P‖²``).
     solver_options : dict, optional
         For the optimal ε-LDP design (:func:`optimal_ldp`), e.g. ``{"time_limit": 10}``: for frequency estimation
-        it is a column generation that runs until its time limit (60 s by default). Its proven gap is
-        :attr:`LdpComparison.optimal_ldp_gap`.
+        it is a column generation that runs until its time limit (by default the design's own,
+        ``result.info["time_limit"]``, else 60 s). Its proven gap is :attr:`LdpComparison.optimal_ldp_gap`.
 
     Returns
     -------
@@ -287,6 +287,9 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
             return math.nan  # the gain does not define a value for this output alphabet
         return float(util.value(matrix, prior))
 
+    own = (result.info or {}).get("time_limit")
+    if solver_options is None and isinstance(own, (int, float)) and math.isfinite(own) and own > 0:
+        solver_options = {"time_limit": float(own)}  # as long as the design took (a frequency-estimation design)
     with warnings.catch_warnings(record=True) as caught:  # said again below, naming the comparison's own design
         warnings.simplefilter("always")
         ldp = optimal_ldp(prior, eps, utility=util, solver_options=solver_options)

@@ -563,6 +563,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "ldp_seed": seed.name,
             "ldp_seed_mse": float(seed.mse),
             "returned_seed": best.source.startswith("ldp_seed"),
+            "time_limit": float(time_limit),
             "larger_seed": state.get("larger_seed"),
             "source": best.source,
             "background_bound": state.get("background_bound"),
