@@ -32,7 +32,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({"leakage", "estimation", "uncertainty", "bounds", "priors"}),
     "mechanisms": frozenset({"mechanisms"}),
     "design": frozenset({"design"}),
-    "pipeline": frozenset({"pipeline", "cohort"}),
+    "pipeline": frozenset({"pipeline", "cohort", "statements"}),
     "deploy": frozenset({"deploy"}),
     "cli": frozenset({"cli", "__main__"}),
 }

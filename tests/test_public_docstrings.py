@@ -40,6 +40,8 @@ CHECKED: tuple[str, ...] = (
     "pml_design.design.estimation.seeds",
     "pml_design.mechanisms.frequency_oracles.fisher",
     "pml_design.mechanisms.frequency_oracles.hadamard",
+    "pml_design.pipeline",
+    "pml_design.statements",
 )
 #: Modules whose public functions are checked for type hints only.
 TYPED_ONLY: tuple[str, ...] = ("pml_design.design.estimation.bound_cells",)
