@@ -43,6 +43,19 @@ __all__ = [
 def not_a_file_reason(path: Any) -> str | None:
     """Why ``path`` cannot be read as a data file ("file not found", "is a directory", "not a regular file, e.g. a
     device or a pipe"), or None when it is a regular file.
+
+    Implements: the file checks of the readers (module docstring: bad input raises an error that names it).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path to check (anything :func:`os.fspath` accepts).
+
+    Returns
+    -------
+    str or None
+        None when ``path`` is a regular file; otherwise a short reason: ``"file not found"``,
+        ``"is a directory, not a file"`` or ``"not a regular file (a device, pipe or socket)"``.
     """
     import os  # noqa: PLC0415
     import pathlib  # noqa: PLC0415
@@ -58,7 +71,21 @@ def not_a_file_reason(path: Any) -> str | None:
 
 
 def fmt(value: Any) -> str:
-    """Short, readable representation of a (possibly large) value for error messages."""
+    """Short, readable representation of a (possibly large) value for error messages.
+
+    Implements: the error messages of the module docstring (they name the bad value).
+
+    Parameters
+    ----------
+    value : object
+        The value to show.
+
+    Returns
+    -------
+    str
+        For a numpy array, its shape and an abbreviated print (at most 8 entries shown, 6 digits); otherwise its
+        ``repr``, cut to 120 characters (117 and ``"..."``).
+    """
     if isinstance(value, np.ndarray):
         with np.printoptions(threshold=8, precision=6, edgeitems=3):
             return f"array(shape={value.shape}, values={np.array2string(value)})"
@@ -67,7 +94,27 @@ def fmt(value: Any) -> str:
 
 
 def check_real(value: Any, name: str) -> float:
-    """Return ``value`` as a float, rejecting non-numbers (``TypeError``) and booleans."""
+    """Return ``value`` as a float, rejecting non-numbers (``TypeError``) and booleans.
+
+    Implements: the shared real-number check of the module docstring.
+
+    Parameters
+    ----------
+    value : object
+        A real number: a Python or numpy real scalar, or a 0-d numeric array (booleans are refused).
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    float
+        ``float(value)`` (may be ``nan`` or ``±inf``: callers check finiteness).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number, or is a boolean.
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
         if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.number):
             return float(value)
@@ -76,7 +123,34 @@ def check_real(value: Any, name: str) -> float:
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False, positive: bool = False) -> float:
-    """Validate a privacy parameter ε: finite (unless ``allow_inf``) and ≥ 0 (> 0 if ``positive``)."""
+    """Validate a privacy parameter ε: finite (unless ``allow_inf``) and ≥ 0 (> 0 if ``positive``).
+
+    Implements: the ε of ε-PML (core paper, Definition 2) and (ε, δ)-PML (Definition 3), checked as in the module
+    docstring.
+
+    Parameters
+    ----------
+    value : object
+        The privacy parameter ε (a real number, see :func:`check_real`).
+    name : str, default "epsilon"
+        The argument's name, for the error messages.
+    allow_inf : bool, default False
+        Accept ``ε = +inf`` (no privacy constraint).
+    positive : bool, default False
+        Require ``ε > 0`` instead of ``ε ≥ 0``.
+
+    Returns
+    -------
+    float
+        ε as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ε is nan, infinite (without ``allow_inf``), negative, or zero with ``positive``.
+    """
     eps = check_real(value, name)
     if np.isnan(eps) or (np.isinf(eps) and not allow_inf):
         raise ValueError(f"{name} must be finite, got {eps!r}")
@@ -109,6 +183,27 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) ->
     δ = 1 is refused everywhere (the design, the pipeline, the calibrations, the histogram and additive
     mechanisms, mechanism files): an (ε, δ) statement that holds with probability ≥ 1 − δ = 0 says nothing.
     δ = 0 is meaningful only where a function says so (e.g. the LDP limit of core paper Remark 4).
+
+    Parameters
+    ----------
+    value : object
+        The failure probability δ (a real number, see :func:`check_real`).
+    name : str, default "delta"
+        The argument's name, for the error messages.
+    allow_zero : bool, default False
+        Accept ``δ = 0``.
+
+    Returns
+    -------
+    float
+        δ as a float, in (0, 1) (or [0, 1) with ``allow_zero``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If δ is not finite or lies outside the allowed interval.
     """
     d = check_real(value, name)
     lo_ok = d >= 0 if allow_zero else d > 0
@@ -120,7 +215,31 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) ->
 
 
 def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """Validate a finite real number > 0 (or ≥ 0 with ``allow_zero``)."""
+    """Validate a finite real number > 0 (or ≥ 0 with ``allow_zero``).
+
+    Implements: the shared positive-number check of the module docstring.
+
+    Parameters
+    ----------
+    value : object
+        The number (a real number, see :func:`check_real`).
+    name : str
+        The argument's name, for the error messages.
+    allow_zero : bool, default False
+        Accept 0.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is not finite, or not > 0 (≥ 0 with ``allow_zero``).
+    """
     v = check_real(value, name)
     ok = v >= 0 if allow_zero else v > 0
     if not (np.isfinite(v) and ok):
@@ -130,7 +249,29 @@ def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> f
 
 
 def check_radius(value: Any, name: str = "radius") -> float:
-    """Validate an ℓ1 radius β ∈ [0, 2] (2 is the diameter of the simplex in ℓ1)."""
+    """Validate an ℓ1 radius β ∈ [0, 2] (2 is the diameter of the simplex in ℓ1).
+
+    Implements: the radius of the ℓ1-ball uncertainty set (core paper, Definition 5 and eq. (5); docs/design.md §1).
+
+    Parameters
+    ----------
+    value : object
+        The radius β (a real number, see :func:`check_real`).
+    name : str, default "radius"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    float
+        ``min(β, 2.0)``: a finite radius ≥ 0, radii above the ℓ1 diameter 2 of the simplex clipped to 2.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If β is not finite or is negative.
+    """
     r = check_real(value, name)
     if not (np.isfinite(r) and 0 <= r):
         raise ValueError(f"{name} must be a finite number >= 0, got {r!r}")
@@ -138,7 +279,31 @@ def check_radius(value: Any, name: str = "radius") -> float:
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """Validate an integer ≥ ``minimum`` (numpy integers and integral floats are rejected/accepted sanely)."""
+    """Validate an integer ≥ ``minimum`` (numpy integers and integral floats are rejected/accepted sanely).
+
+    Implements: the shared integer check of the module docstring.
+
+    Parameters
+    ----------
+    value : object
+        An integer: a Python or numpy integer, or a float with an integral value (booleans are refused).
+    name : str
+        The argument's name, for the error messages.
+    minimum : int, default 1
+        The smallest accepted value.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a boolean, or neither an integer nor an integral float.
+    ValueError
+        If it is below ``minimum``.
+    """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if isinstance(value, (numbers.Integral, np.integer)):
@@ -157,7 +322,25 @@ MAX_DENSE_ENTRIES: int = 2**28
 
 
 def check_dense_size(n_rows: int, n_cols: int, name: str = "n") -> None:
-    """Refuse a dense ``n_rows × n_cols`` float64 matrix above :data:`MAX_DENSE_ENTRIES` entries (clear error)."""
+    """Refuse a dense ``n_rows × n_cols`` float64 matrix above :data:`MAX_DENSE_ENTRIES` entries (clear error).
+
+    Implements: the size guard of the closed-form mechanisms (module docstring: a clear error, not a failed
+    allocation).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the matrix (inputs).
+    n_cols : int
+        Columns of the matrix (outputs).
+    name : str, default "n"
+        The name of the size argument, for the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``n_rows * n_cols`` exceeds :data:`MAX_DENSE_ENTRIES`.
+    """
     entries = int(n_rows) * int(n_cols)
     if entries > MAX_DENSE_ENTRIES:
         side = int(MAX_DENSE_ENTRIES**0.5)
@@ -167,7 +350,31 @@ def check_dense_size(n_rows: int, n_cols: int, name: str = "n") -> None:
 
 
 def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.ndarray:
-    """Convert to a float array, checking dimensionality and finiteness."""
+    """Convert to a float array, checking dimensionality and finiteness.
+
+    Implements: the shared array check of the module docstring.
+
+    Parameters
+    ----------
+    value : array_like
+        The values (anything :func:`numpy.asarray` converts to floats).
+    name : str
+        The argument's name, for the error messages.
+    ndim : int or None, default None
+        The required number of dimensions; None accepts any.
+
+    Returns
+    -------
+    np.ndarray
+        ``np.asarray(value, dtype=float)``: non-empty, finite, with ``ndim`` dimensions when given.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` cannot be converted to a float array.
+    ValueError
+        If the dimensionality is wrong, the array is empty, or a value is not finite.
+    """
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -188,6 +395,32 @@ def check_probability_vector(
 
     The returned copy is renormalised exactly (division by its sum) so downstream exact
     computations see a vector summing to one up to rounding.
+
+    Implements: the probability-vector convention of the module docstring.
+
+    Parameters
+    ----------
+    value : array_like
+        The probability vector (see :func:`check_finite_array`).
+    name : str, default "prior"
+        The argument's name, for the error messages.
+    size : int or None, default None
+        The required length; None accepts any.
+    full_support : bool, default False
+        Require every entry to be > 0.
+
+    Returns
+    -------
+    np.ndarray
+        A 1-D float copy divided by its sum.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` cannot be converted to a float array.
+    ValueError
+        If it is not 1-D, empty, not finite, of the wrong length, has a negative entry, does not sum to 1 within
+        :data:`PROB_ATOL`, or (with ``full_support``) has a zero entry.
     """
     p = check_finite_array(value, name, ndim=1)
     if size is not None and p.shape[0] != size:
@@ -204,7 +437,32 @@ def check_probability_vector(
 
 
 def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None = None) -> np.ndarray:
-    """Validate a row-stochastic matrix (rows = inputs x, columns = outputs y)."""
+    """Validate a row-stochastic matrix (rows = inputs x, columns = outputs y).
+
+    Implements: the mechanism convention of the module docstring.
+
+    Parameters
+    ----------
+    value : array_like or Mechanism
+        The matrix, or an object with a ``matrix`` attribute (a mechanism or a design result), which is used.
+    name : str, default "mechanism"
+        The argument's name, for the error messages.
+    n_inputs : int or None, default None
+        The required number of rows (symbols of the prior); None accepts any.
+
+    Returns
+    -------
+    np.ndarray
+        The matrix as a 2-D float array (not renormalised).
+
+    Raises
+    ------
+    TypeError
+        If it cannot be converted to a float array.
+    ValueError
+        If it is not 2-D, empty, not finite, has the wrong number of rows, a negative entry, or a row whose sum
+        differs from 1 by more than :data:`PROB_ATOL`.
+    """
     if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
         value = value.matrix  # accept mechanism/result objects
     W = check_finite_array(value, name, ndim=2)
@@ -225,7 +483,30 @@ def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """Return a :class:`numpy.random.Generator` from a Generator, seed, SeedSequence, or ``None``."""
+    """Return a :class:`numpy.random.Generator` from a Generator, seed, SeedSequence, or ``None``.
+
+    Implements: the randomness convention of the module docstring.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
+        A Generator (returned as is), a seed ≥ 0 or SeedSequence (passed to :func:`numpy.random.default_rng`), or
+        None (fresh OS entropy).
+    name : str, default "rng"
+        The argument's name, for the error messages.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is none of the accepted types (booleans are refused).
+    ValueError
+        If an integer seed is negative.
+    """
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):

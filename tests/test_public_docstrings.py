@@ -34,10 +34,15 @@ import pml_design
 
 #: Modules whose public functions are checked in full (hints and docstring sections).
 CHECKED: tuple[str, ...] = (
+    "pml_design._validation",
     "pml_design.design.estimation.cell_lp",
     "pml_design.design.estimation.master",
     "pml_design.design.estimation.mixture",
     "pml_design.design.estimation.seeds",
+    "pml_design.flexible.accounting",
+    "pml_design.flexible.distances",
+    "pml_design.flexible.statistics",
+    "pml_design.mechanisms.closed_form",
     "pml_design.mechanisms.frequency_oracles.fisher",
     "pml_design.mechanisms.frequency_oracles.hadamard",
     "pml_design.pipeline",

@@ -90,6 +90,18 @@ def delta_star(epsilon: float, q: float) -> float:
 def q_for_delta(epsilon: float, delta: float) -> float:
     """Inverse of :func:`delta_star` in q: q(ε, δ) = (2/ε) ln(1 + (e^ε - 1)/(2δ)).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        Target δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        The width q with δ*(ε, q) = δ.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Corollary 1 solved for q (used in Section 6 / App. L,
@@ -106,6 +118,20 @@ def q_for_delta(epsilon: float, delta: float) -> float:
 def paper_lemma9_min_n(epsilon: float, tau: float, nu: float = 0.0) -> float:
     """Lemma 9 / Claim 5 threshold N9 = (2/(ετ)) ln(1 + (1 - e^{-ετ/2}) / (e^{ε(ν+τ/2)} - 1)).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    tau : float
+        Relative width τ > 0 (q = τ|x|).
+    nu : float, default 0.0
+        Slack ν ≥ 0 of the lemma.
+
+    Returns
+    -------
+    float
+        The threshold N9 on the input size, as printed in the paper.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Lemma 9 and Claim 5 (Appendix F).  As stated, for
@@ -121,6 +147,18 @@ def paper_lemma9_min_n(epsilon: float, tau: float, nu: float = 0.0) -> float:
 def paper_lemma10_min_n(epsilon: float, nu: float) -> float:
     """Lemma 10 threshold: |x| > 1/(e^{εν} - 1) (the τ -> 0+ limit of N9).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    nu : float
+        Slack ν > 0.
+
+    Returns
+    -------
+    float
+        The threshold 1/(e^{εν} - 1) on |x|.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Lemma 10 / Remark 3.
@@ -132,6 +170,20 @@ def paper_lemma10_min_n(epsilon: float, nu: float) -> float:
 
 def paper_corollary1_applies(epsilon: float, tau: float, n: int) -> bool:
     """Corollary 1 / Theorem 3 condition ε τ n >= 2.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    tau : float
+        Relative width τ > 0.
+    n : int
+        Input size n ≥ 0.
+
+    Returns
+    -------
+    bool
+        Whether ε τ n >= 2.
 
     Notes
     -----
@@ -146,6 +198,20 @@ def paper_corollary1_applies(epsilon: float, tau: float, n: int) -> bool:
 def paper_theorem3_delta(epsilon: float, tau: float, n: int) -> float:
     """The paper's δ for STLap on inputs of size n: δ*(ε, τ n) (valid only when ε τ n >= 2).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    tau : float
+        Relative width τ > 0.
+    n : int
+        Input size n ≥ 0 (ε τ n >= 2 is required).
+
+    Returns
+    -------
+    float
+        δ*(ε, τ n) (:func:`delta_star`).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Theorem 3 / Corollary 1 *as printed*.  This is a
@@ -159,6 +225,18 @@ def paper_theorem3_delta(epsilon: float, tau: float, n: int) -> float:
 
 def paper_delta_explicit_bound(epsilon: float, q: float) -> float:
     """Explicit form of Theorem 3's ε e^{-Ω(ετn)}: for εq >= 2, δ* <= (e^ε - 1) e^{-εq/2} / (2(1 - 1/e)).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    q : float
+        Truncation width q > 0, with ε q >= 2.
+
+    Returns
+    -------
+    float
+        (e^ε - 1) e^{-εq/2} / (2(1 - 1/e)), an upper bound on δ*(ε, q).
 
     Notes
     -----
@@ -178,6 +256,18 @@ def fixed_q_delta(epsilon: float, q: float) -> float:
     With q independent of the data, neighbours differ in one bar only, whose noisy (pre-rounding)
     count is a unit shift of a density with log-ratio <= ε on the overlap, so the hockey-stick
     divergence at ε is the non-overlap mass F_q(-q+1) (rounding is post-processing).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    q : float
+        The fixed, public truncation width q ≥ 0.
+
+    Returns
+    -------
+    float
+        F_q(-q + 1), the STLap noise CDF at -q + 1; 1.0 when q <= 1.
 
     Notes
     -----
@@ -205,6 +295,17 @@ def relative_q_bound(epsilon: float, tau: float, n_min: int, other_bars: int) ->
     ε(1-τ/2)+A off a non-overlap set of mass F_q(-q+1) resp. F_{q'}(-q'+1-τ); every other non-empty
     bar: |loss| <= A + ετ/2 off an x-only set of mass F_q(-q+τ)), then basic composition over the
     independent bars and post-processing (rounding).  Requires 0 < τ <= 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        The noise ε > 0.
+    tau : float
+        Relative width τ ∈ (0, 1].
+    n_min : int
+        Size N ≥ 0 of the smaller neighbour (N = 0 gives (inf, 1.0)).
+    other_bars : int
+        K ≥ 0, the number of non-empty bars other than the one that differs.
 
     Returns
     -------
@@ -236,6 +337,18 @@ def relative_q_bound(epsilon: float, tau: float, n_min: int, other_bars: int) ->
 def guarantee_fixed_q(epsilon: float, q: float) -> PrivacyGuarantee:
     """Certified guarantee of STLap / BucketHist run with a fixed public q (any input, any support).
 
+    Parameters
+    ----------
+    epsilon : float
+        The noise ε > 0.
+    q : float
+        The fixed, public truncation width q ≥ 0.
+
+    Returns
+    -------
+    PrivacyGuarantee
+        (ε, :func:`fixed_q_delta`) for all add/remove-one neighbour pairs.
+
     Notes
     -----
     Implements: :func:`fixed_q_delta` (corrected Theorem 3 / Theorem 4 of Bansal et al., AISTATS 2022).
@@ -254,6 +367,22 @@ def guarantee_relative_q(epsilon: float, tau: float, n_min: int, support_bound: 
     ``support_bound`` bounds the number of non-empty bars of either input (e.g. the number of bars of
     the grid, or the number of buckets in BucketHist), so K <= support_bound - 1.  ε' and δ' decrease
     in N, hence the bound at N = ``n_min`` covers every larger pair.
+
+    Parameters
+    ----------
+    epsilon : float
+        The noise ε > 0.
+    tau : float
+        Relative width τ ∈ (0, 1].
+    n_min : int
+        Smallest size of the smaller neighbour covered.
+    support_bound : int
+        Bound ≥ 1 on the number of non-empty bars of either input.
+
+    Returns
+    -------
+    PrivacyGuarantee
+        The (ε', δ') of :func:`relative_q_bound` at N = ``n_min``, K = ``support_bound - 1``, with its scope.
 
     Notes
     -----
@@ -275,6 +404,22 @@ def guarantee_relative_q(epsilon: float, tau: float, n_min: int, support_bound: 
 def paper_buckethist_tau(alpha: float, beta: float, B: float, d: int = 1) -> float:
     """τ as printed in Theorem 4 (d = 1: α·2β/B) and Remark 5 (α (2β/(B√d))^d).
 
+    Parameters
+    ----------
+    alpha : float
+        α > 0, the fraction of items BucketHist may drop ((α, β, γ)-accuracy, Definition 3).
+    beta : float
+        β > 0, the accuracy radius (buckets have width w = 2β/√d).
+    B : float
+        B > 0, the data domain is [0, B)^d.
+    d : int, default 1
+        Dimension d ≥ 1.
+
+    Returns
+    -------
+    float
+        α (2β/(B√d))^d.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Theorem 4 / Theorems 5-6 / Remark 5, as printed.  It
@@ -290,6 +435,22 @@ def paper_buckethist_tau(alpha: float, beta: float, B: float, d: int = 1) -> flo
 
 def buckethist_tau(alpha: float, beta: float, B: float, d: int = 1) -> float:
     """τ = α/t actually used by BucketHist: t = ceil(B/w)^d with w = 2β/√d (w = 2β for d = 1).
+
+    Parameters
+    ----------
+    alpha : float
+        α > 0, the fraction of items BucketHist may drop ((α, β, γ)-accuracy, Definition 3).
+    beta : float
+        β > 0, the accuracy radius (buckets have width w = 2β/√d).
+    B : float
+        B > 0, the data domain is [0, B)^d.
+    d : int, default 1
+        Dimension d ≥ 1.
+
+    Returns
+    -------
+    float
+        α / ceil(B/w)^d with w = 2β/√d.
 
     Notes
     -----

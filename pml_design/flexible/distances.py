@@ -56,6 +56,24 @@ def matched_mass_1d(xs: np.ndarray, p: np.ndarray, ys: np.ndarray, q: np.ndarray
     is exact.  The left-to-right greedy (each source fills the left-most admissible target first) is
     optimal for interval bipartite matching with a common radius.
 
+    Parameters
+    ----------
+    xs : numpy.ndarray
+        Sorted positions of the source masses.
+    p : numpy.ndarray
+        Source masses (same length as ``xs``).
+    ys : numpy.ndarray
+        Sorted positions of the target masses.
+    q : numpy.ndarray
+        Target masses (same length as ``ys``).
+    r : float
+        The largest distance mass may move.
+
+    Returns
+    -------
+    float
+        m*(r), the matched mass (a Python int when the masses are integers).
+
     Notes
     -----
     Implements: the max-flow m*(r) behind Bansal et al. (AISTATS 2022), Definition 1 (derived here).
@@ -324,6 +342,18 @@ def lossy_wavg(P: Any, Q: Any, theta: float, cost: Any = None) -> float:
 def d_drop(x: Any, x_prime: Any) -> float:
     """∂_drop(x, x') = (|x| - |x'|)/|x| if x' <= x pointwise, else ∞ (0 for two empty histograms).
 
+    Parameters
+    ----------
+    x : array_like of int
+        The original histogram (any shape).
+    x_prime : array_like of int
+        The distorted histogram (same shape).
+
+    Returns
+    -------
+    float
+        ∂_drop(x, x') ∈ [0, 1], or ``inf`` when x' <= x fails somewhere.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), eq. (3).
@@ -340,6 +370,18 @@ def d_drop(x: Any, x_prime: Any) -> float:
 
 def d_move(x: Any, y: Any) -> float:
     """∂_move(x, y) = W^∞(x/|x|, y/|y|) if |x| = |y|, else ∞ (0 if both empty); unit grid.
+
+    Parameters
+    ----------
+    x : array_like of int
+        Histogram over the unit grid.
+    y : array_like of int
+        Histogram over the same grid.
+
+    Returns
+    -------
+    float
+        ∂_move(x, y), ``inf`` when |x| != |y|, 0 when both are empty.
 
     Notes
     -----
@@ -366,6 +408,24 @@ def d_drmv(x: Any, y: Any, eta: float, *, positions: Any = None, positions_prime
 
     ``positions`` / ``positions_prime`` give the bar positions of x / y (default: the unit grid), e.g.
     bucket centres for a BucketHist output.
+
+    Parameters
+    ----------
+    x : array_like of int
+        The original histogram.
+    y : array_like of int
+        The distorted histogram.
+    eta : float
+        η > 0, the weight of the move term.
+    positions : array_like, optional
+        Bar positions of x (default: the unit grid 0..len(x)-1).
+    positions_prime : array_like, optional
+        Bar positions of y (default: the unit grid 0..len(y)-1).
+
+    Returns
+    -------
+    float
+        (|x| - |y|)/|x| + η r*; ``inf`` when |y| > |x|, 0 when x is empty, 1 when only y is empty.
 
     Notes
     -----
@@ -422,6 +482,11 @@ def d_hist(y: Any, y_prime: Any, *, positions: Any = None, positions_prime: Any 
     positions, positions_prime : array_like, optional
         Bar positions (default: the unit grid 0..len-1), e.g. bucket centres.
 
+    Returns
+    -------
+    float
+        d_hist(y, y'): 0 if both are empty, ``inf`` if exactly one is.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.1 (metric d_hist).
@@ -440,6 +505,16 @@ def d_hist(y: Any, y_prime: Any, *, positions: Any = None, positions_prime: Any 
 
 def d_supp(U: Any, V: Any) -> float:
     """Hausdorff distance d_supp(U, V) between two finite subsets of R (0 if both empty, ∞ if one is).
+
+    Parameters
+    ----------
+    U, V : array_like
+        The two finite sets (any shape; duplicates ignored).
+
+    Returns
+    -------
+    float
+        The Hausdorff distance max(sup_u d(u, V), sup_v d(v, U)); 0 if both are empty, ``inf`` if exactly one is.
 
     Notes
     -----
@@ -469,6 +544,18 @@ def empirical_lossy_beta(errors: Any, gamma: float) -> float:
     ``errors`` are per-sample distances d(M(x)_j, f(x'_j)) for the best admissible distorted input x'_j
     of each sample (the coupling in Definition 3 is free, so x' may depend on the output).
 
+    Parameters
+    ----------
+    errors : array_like
+        Non-empty 1-D array of per-sample errors (``inf`` allowed).
+    gamma : float
+        γ ∈ [0, 1], the fraction of samples that may be discarded.
+
+    Returns
+    -------
+    float
+        The (k+1)-th largest error (k = floor(γ n)) clipped at 0; 0 when every sample may be discarded.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Lemma 6 and Definition 3 on an empirical output law.
@@ -486,6 +573,20 @@ def empirical_lossy_beta(errors: Any, gamma: float) -> float:
 
 def check_accuracy(errors: Any, beta: float, gamma: float = 0.0) -> bool:
     """Empirical (α, β, γ)-accuracy check: at most a γ fraction of the ``errors`` exceeds β.
+
+    Parameters
+    ----------
+    errors : array_like
+        Non-empty 1-D array of per-sample errors (see :func:`empirical_lossy_beta`).
+    beta : float
+        β ≥ 0.
+    gamma : float, default 0.0
+        γ ∈ [0, 1].
+
+    Returns
+    -------
+    bool
+        Whether :func:`empirical_lossy_beta` ``(errors, gamma) <= beta`` (within 1e-12).
 
     Notes
     -----

@@ -61,6 +61,19 @@ def _arr(y: Any) -> np.ndarray:
 def max_k(y: Any, k: int) -> np.ndarray | int:
     """max_k(y) = index of the right-most bar with y(g) >= k (``UNDEFINED`` if none); last axis = bars.
 
+    Parameters
+    ----------
+    y : array_like
+        Histogram(s), bars on the last axis (one histogram per row of the leading axes).
+    k : int
+        Threshold k > 0.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The bar index (``UNDEFINED`` where no bar reaches k): an int for one histogram, else an array over the
+        leading axes.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 6 / App. L (max_k, max = max_1).
@@ -77,6 +90,17 @@ def max_k(y: Any, k: int) -> np.ndarray | int:
 def f_max(y: Any) -> np.ndarray | int:
     """f_max(y) = max{g : y(g) > 0} (index; ``UNDEFINED`` for an empty histogram).
 
+    Parameters
+    ----------
+    y : array_like
+        Histogram(s), bars on the last axis.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The index of the right-most non-empty bar (``UNDEFINED`` if empty): an int for one histogram, else an
+        array over the leading axes.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.2 (f_max), Corollary 2.
@@ -91,6 +115,17 @@ def f_max(y: Any) -> np.ndarray | int:
 def f_min(y: Any) -> np.ndarray | int:
     """f_min(y) = min{g : y(g) > 0} (index; ``UNDEFINED`` for an empty histogram).
 
+    Parameters
+    ----------
+    y : array_like
+        Histogram(s), bars on the last axis.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The index of the left-most non-empty bar (``UNDEFINED`` if empty): an int for one histogram, else an
+        array over the leading axes.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.2 (f_min), Corollary 2.
@@ -104,6 +139,16 @@ def f_min(y: Any) -> np.ndarray | int:
 def f_supp(y: Any) -> np.ndarray:
     """f_supp(y) = {g : y(g) > 0} as a sorted index array (empty array for an empty histogram).
 
+    Parameters
+    ----------
+    y : array_like
+        One histogram (1-D).
+
+    Returns
+    -------
+    numpy.ndarray
+        The sorted indices of the non-empty bars (empty for an empty histogram).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.2 (f_supp), Corollary 3.
@@ -114,6 +159,17 @@ def f_supp(y: Any) -> np.ndarray:
 
 def mode(y: Any) -> np.ndarray | int:
     """mode(y) = argmax_g y(g), the smallest index on ties (``UNDEFINED`` if all bars are 0).
+
+    Parameters
+    ----------
+    y : array_like
+        Histogram(s), bars on the last axis.
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The index of the largest bar, smallest on ties (``UNDEFINED`` if every bar is 0): an int for one
+        histogram, else an array over the leading axes.
 
     Notes
     -----
@@ -126,6 +182,20 @@ def mode(y: Any) -> np.ndarray | int:
 
 def evaluate_statistic(y: Any, statistic: Statistic, k: int = 1) -> np.ndarray | int:
     """Dispatch to :func:`f_max`, :func:`f_min`, :func:`max_k` or :func:`mode` by name.
+
+    Parameters
+    ----------
+    y : array_like
+        Histogram(s), bars on the last axis.
+    statistic : {"max", "min", "max_k", "mode"}
+        Which statistic.
+    k : int, default 1
+        Threshold for ``"max_k"`` (ignored otherwise).
+
+    Returns
+    -------
+    int or numpy.ndarray
+        The statistic's index (``UNDEFINED`` where undefined), as returned by the function dispatched to.
 
     Notes
     -----
@@ -148,6 +218,20 @@ def metric_sensitivity(statistic: str, beta: float, k: int = 1) -> float:
     ``"max"``, ``"min"``, ``"supp"`` (d_supp), and ``"max_k"`` with k = 1: β (Corollaries 2, 3).
     ``"max_k"`` with k >= 2 and ``"mode"``: ∞ (unbounded: d_hist(x, 2x) = 0 but max_k can jump, and a
     mode can move across the range at d_hist = 1; see ``tests/test_flexible_statistics.py``).
+
+    Parameters
+    ----------
+    statistic : str
+        ``"max"``, ``"min"``, ``"supp"``, ``"max_k"`` or ``"mode"``.
+    beta : float
+        β ≥ 0.
+    k : int, default 1
+        Threshold for ``"max_k"``.
+
+    Returns
+    -------
+    float
+        β, or ``inf`` for ``"max_k"`` with k >= 2 and ``"mode"``.
 
     Notes
     -----
@@ -227,6 +311,18 @@ def buckethist_certificate(x: Any, release: BucketHistRelease) -> np.ndarray:
     x'' <= x, ∂_drop(x, x'') = (|x| - |y|)/|x| <= ``release.accuracy_alpha`` and
     d_hist(y, x'') <= w/2 = β — an explicit witness of Theorem 4's (α, β, 0)-accuracy.
 
+    Parameters
+    ----------
+    x : array_like of int
+        The input histogram over the unit grid 0..len(x)-1.
+    release : BucketHistRelease
+        A 1-D BucketHist release of ``x`` (its ``y``, ``w`` and ``n_buckets`` are used).
+
+    Returns
+    -------
+    numpy.ndarray
+        x'' (int64, same length as ``x``), with 0 <= x'' <= x.
+
     Notes
     -----
     Implements: the accuracy argument of Bansal et al. (AISTATS 2022), Theorem 4 / App. G, with an
@@ -256,6 +352,22 @@ def reachable_values(x: Any, statistic: Statistic, alpha: float, k: int = 1) -> 
     * max_k: v with x(v) >= k and Σ_{g>v} max(0, x(g) - k + 1) <= D;
     * mode (smallest index on ties): v with x(v) > 0 and
       Σ_{g<v} max(0, x(g) - x(v) + 1) + Σ_{g>v} max(0, x(g) - x(v)) <= D.
+
+    Parameters
+    ----------
+    x : array_like of int
+        The input histogram.
+    statistic : {"max", "min", "max_k", "mode"}
+        Which statistic.
+    alpha : float
+        α ∈ [0, 1], the fraction of items that may be dropped.
+    k : int, default 1
+        Threshold for ``"max_k"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The sorted bar indices of R(x) (empty when x is empty).
 
     Notes
     -----
@@ -293,6 +405,24 @@ def flexible_error(x: Any, outputs: Any, statistic: Statistic, alpha: float, k: 
     """Per-output flexible error min_{v in R(x)} |o - v| (o in index units; ∞ if R(x) is empty).
 
     ``alpha = 0`` gives the actual error |o - f(x)| (R(x) = {f(x)}).
+
+    Parameters
+    ----------
+    x : array_like of int
+        The input histogram.
+    outputs : array_like
+        Released values o, in index units (any shape).
+    statistic : {"max", "min", "max_k", "mode"}
+        Which statistic.
+    alpha : float
+        α ∈ [0, 1], the ∂_drop distortion allowed.
+    k : int, default 1
+        Threshold for ``"max_k"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The flexible error of each output (shape of ``outputs``).
 
     Notes
     -----

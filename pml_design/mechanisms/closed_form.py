@@ -88,6 +88,18 @@ def randomized_response(n: int, epsilon: float) -> Mechanism:
     ε-LDP; for ``n = 2`` it is Warner's mechanism (core paper, Remark 3: Theorem 5 with ``p1 = 1/2``, β = 1).
 
     Implements: core paper, Remark 3; Kairouz et al. 2016 (k-RR).
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols n ≥ 2 (inputs = outputs).
+    epsilon : float
+        ε ≥ 0; ``inf`` gives the identity.
+
+    Returns
+    -------
+    Mechanism
+        ``n × n``, named ``"RR{n}"``.
     """
     n = check_positive_int(n, "n", minimum=2)
     check_dense_size(n, n, "n")
@@ -108,6 +120,18 @@ def randomized_response_for_pml(uncertainty: object, epsilon: float) -> Mechanis
     (the identity if ``e^ε q* ≥ 1``).
 
     Implements: randomized response calibrated to a PML budget (core paper, Definition 5 applied to k-RR).
+
+    Parameters
+    ----------
+    uncertainty : UncertaintySet or array_like
+        The set 𝒫 of priors (anything :func:`~pml_design.uncertainty.as_uncertainty_set` accepts, e.g. a prior).
+    epsilon : float
+        The PML budget ε ≥ 0.
+
+    Returns
+    -------
+    Mechanism
+        ``N × N`` randomized response with ``ε_rr = log a`` (the identity if ``e^ε q* ≥ 1``), named ``"RR{N}-PML"``.
     """
     uset = as_uncertainty_set(uncertainty)
     eps = check_epsilon(epsilon)
@@ -131,6 +155,18 @@ def first_region_mechanism(prior: object, epsilon: float) -> Mechanism:
     Example 1 of the core paper is the case ``P = (2/5, 1/5, 1/5, 1/5)``, ``ε = log 9/8``.
 
     Implements: core paper, Section II-A2 and Example 1 ([15, Theorem 2]).
+
+    Parameters
+    ----------
+    prior : array_like, shape (N,)
+        The prior P (full support).
+    epsilon : float
+        ε ≥ 0, in the first privacy region of P.
+
+    Returns
+    -------
+    Mechanism
+        ``N × N``, named ``"first-region"``.
 
     Raises
     ------
@@ -157,6 +193,18 @@ def binary_optimal(prior: object, epsilon: float) -> Mechanism:
 
     Implements: [15]'s optimal binary mechanisms (core paper Section II-A2), region 2 derived in
     ``docs/design.md``; verified against the exact designer in the tests.
+
+    Parameters
+    ----------
+    prior : array_like, shape (2,)
+        The prior (full support).
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    Mechanism
+        2 × 2, rows and columns in the order of ``prior``, named ``"binary-optimal"``.
     """
     p = check_probability_vector(prior, "prior", size=2, full_support=True)
     eps = check_epsilon(epsilon)
@@ -179,6 +227,18 @@ def k_singular(n: int, k: int) -> Mechanism:
     """Circulant k-singular mechanism: ``P(y|x) = 1/k`` for ``y ∈ {x, …, x+k−1} (mod n)``, else 0.
 
     ε-PML for the uniform prior with ``ε = log(n/k)``, optimal there ([15, Theorem 4]; core paper, Example 2).
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols n ≥ 2.
+    k : int
+        1 ≤ k ≤ n.
+
+    Returns
+    -------
+    Mechanism
+        ``n × n``, named ``"{k}-singular"``.
     """
     n = check_positive_int(n, "n", minimum=2)
     k = check_positive_int(k, "k")
@@ -199,6 +259,18 @@ def uniform_optimal(n: int, epsilon: float) -> Mechanism:
     k-singular mechanism of [15, Theorem 4].
 
     Implements: [15, Theorem 4] (core paper, Example 2), extended to every ε via [15, Theorem 6].
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols n ≥ 2.
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    Mechanism
+        ``n × n`` circulant, named ``"uniform-optimal"``.
     """
     n = check_positive_int(n, "n", minimum=2)
     check_dense_size(n, n, "n")
@@ -221,6 +293,18 @@ def uniform_optimal_mutual_information(n: int, epsilon: float) -> float:
     The optimal mutual information of ε-PML mechanisms for the uniform prior on n symbols.
 
     Implements: [15, Theorems 4 and 6] for the uniform prior (value of :func:`uniform_optimal`).
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols n ≥ 2.
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    float
+        I* in nats.
     """
     n = check_positive_int(n, "n", minimum=2)
     eps = check_epsilon(epsilon)
