@@ -63,6 +63,20 @@ def distance_to_instability(x: Any, statistic: Stat, k: int = 1) -> float:
     * mode (a, h1 = x(a), smallest index on ties): min(|x| - 1, min_{b != a} (h1 - x(b) - [b < a]));
       0 if x is empty.
 
+    Parameters
+    ----------
+    x : array_like of int
+        The histogram over the grid 0..B-1.
+    statistic : {"max", "max_k", "mode"}
+        Which statistic.
+    k : int, default 1
+        Threshold of ``"max_k"`` (``"max"`` uses 1; ignored by ``"mode"``).
+
+    Returns
+    -------
+    float
+        d(x) (negative values mean x itself is unstable: d = 0 in effect).
+
     Notes
     -----
     Implements: the stability radius used by PTR in Bansal et al. (AISTATS 2022), App. L.2
@@ -100,6 +114,26 @@ def exponential_mechanism(x: Any, statistic: Stat, epsilon: float, *, k: int = 1
                           rng: Any = None) -> np.ndarray:
     """Exponential mechanism with utility -|f(x) - r| over r in {0..B-1}, sensitivity Δ = B - 1; ε-DP.
 
+    Parameters
+    ----------
+    x : array_like of int
+        The histogram over the grid 0..B-1.
+    statistic : {"max", "max_k", "mode"}
+        Which statistic.
+    epsilon : float
+        ε > 0.
+    k : int, default 1
+        Threshold of ``"max_k"``.
+    n_runs : int, default 1
+        Number of independent outputs.
+    rng : numpy.random.Generator, int or None
+        Randomness (see :func:`~pml_design._validation.as_generator`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_runs,)
+        Released indices in 0..B-1 (uniform when f(x) is undefined).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), App. L.2 (Exponential Mechanism, McSherry-Talwar 2007).
@@ -120,6 +154,28 @@ def exponential_mechanism(x: Any, statistic: Stat, epsilon: float, *, k: int = 1
 def propose_test_release(x: Any, statistic: Stat, epsilon: float, delta: float, *, k: int = 1, n_runs: int = 1,
                          rng: Any = None) -> np.ndarray:
     """PTR "releasing stable values": f(x) if d(x) + Lap(1/ε) > ln(1/δ)/ε, else a uniform index; (ε, δ)-DP.
+
+    Parameters
+    ----------
+    x : array_like of int
+        The histogram over the grid 0..B-1.
+    statistic : {"max", "max_k", "mode"}
+        Which statistic.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+    k : int, default 1
+        Threshold of ``"max_k"``.
+    n_runs : int, default 1
+        Number of independent outputs.
+    rng : numpy.random.Generator, int or None
+        Randomness (see :func:`~pml_design._validation.as_generator`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_runs,)
+        f(x) where the test passes (and f(x) is defined), else a uniform index in 0..B-1.
 
     Notes
     -----
@@ -146,6 +202,28 @@ def smooth_sensitivity_mechanism(x: Any, statistic: Stat, epsilon: float, delta:
     S(x) = (B - 1) e^{-b d(x)}, b = ε / (2 ln(2/δ)), is a b-smooth upper bound on the local sensitivity
     (NRS07, Lemma 2.6 / Example: Laplace with α = ε/2, β = ε/(2 ln(2/δ))).
 
+    Parameters
+    ----------
+    x : array_like of int
+        The histogram over the grid 0..B-1.
+    statistic : {"max", "max_k", "mode"}
+        Which statistic (undefined f(x) counts as index 0).
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+    k : int, default 1
+        Threshold of ``"max_k"``.
+    n_runs : int, default 1
+        Number of independent outputs.
+    rng : numpy.random.Generator, int or None
+        Randomness (see :func:`~pml_design._validation.as_generator`).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_runs,)
+        The noisy values rounded to the nearest index and clipped to 0..B-1.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), App. L.2 (Smooth-sensitivity Mechanism, Nissim et al. 2007).
@@ -169,6 +247,19 @@ def stability_histogram(x: Any, epsilon: float, delta: float, *, n_runs: int = 1
 
     Privacy (add/remove-one): a bar present in both inputs is ε-DP (Laplace, sensitivity 1); a bar
     present in one input only is released with probability Pr[1 + Lap(1/ε) > T] = δ; so (ε, δ)-DP.
+
+    Parameters
+    ----------
+    x : array_like of int
+        The histogram over the grid 0..B-1.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+    n_runs : int, default 1
+        Number of independent sanitised histograms.
+    rng : numpy.random.Generator, int or None
+        Randomness (see :func:`~pml_design._validation.as_generator`).
 
     Returns
     -------
@@ -194,6 +285,18 @@ def choosing_threshold(epsilon: float, delta: float) -> float:
 
     With this t the empty histogram and a one-item histogram (the extremal neighbours) are at hockey-stick
     divergence exactly δ at e^ε: Pr[1 + Lap(2/ε) >= t] = δ.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    float
+        t = 1 + 2 ln(1/(2δ))/ε, or 1.0 when δ >= 1/2.
 
     Notes
     -----

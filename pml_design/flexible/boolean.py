@@ -30,6 +30,18 @@ __all__ = [
 def boolean_pareto_delta(epsilon: float, q: int) -> float:
     """The paper's Pareto frontier δ = (e^ε - 1) / (2 (e^{εq/2} - 1)).
 
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    q : int
+        Size q ≥ 1 from which "non-empty" is reported with probability 1.
+
+    Returns
+    -------
+    float
+        δ = (e^ε - 1) / (2 (e^{εq/2} - 1)).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.1 (Pareto relation).  Exact optimum for even q.
@@ -72,6 +84,22 @@ def boolean_probabilities(epsilon: float, q: int, delta: float | None = None) ->
 def boolean_is_dp(p: np.ndarray, epsilon: float, delta: float, *, atol: float = 1e-12) -> bool:
     """Check the four (ε, δ)-DP constraints of Section 5.1 for a vector p_0..p_q.
 
+    Parameters
+    ----------
+    p : numpy.ndarray
+        p_0, ..., p_q (array_like of floats).
+    epsilon : float
+        ε ≥ 0.
+    delta : float
+        δ ∈ [0, 1).
+    atol : float, default 1e-12
+        Slack allowed in every constraint.
+
+    Returns
+    -------
+    bool
+        Whether every constraint holds, 0 <= p_k <= 1, p_0 = 0 and p_q = 1 (all within ``atol``).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.1 (the constraint system).
@@ -93,6 +121,18 @@ def boolean_is_dp(p: np.ndarray, epsilon: float, delta: float, *, atol: float = 
 
 def boolean_min_delta_lp(epsilon: float, q: int) -> float:
     """Smallest δ for which some p_0..p_q (p_0 = 0, p_q = 1) satisfies the DP constraints (an LP).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    q : int
+        Size q ≥ 1.
+
+    Returns
+    -------
+    float
+        The optimal δ of the LP (solved by HiGHS to 1e-10).
 
     Notes
     -----
@@ -129,6 +169,18 @@ def boolean_min_delta_odd(epsilon: float, q: int) -> float:
 
     Derivation: the optimum is symmetric (p_{q-k} = 1 - p_k) with p_{k+1} = e^ε p_k + δ for k < m,
     and the middle step p_{m+1} = 1 - p_m = e^ε p_m + δ; solving gives the formula.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    q : int
+        Odd size q ≥ 1.
+
+    Returns
+    -------
+    float
+        The optimal δ.
 
     Notes
     -----

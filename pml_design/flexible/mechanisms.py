@@ -51,6 +51,22 @@ def _check_tau(tau: Any) -> float:
 def stlap_q(n_items: int, tau: float, *, q_mode: QMode = "relative", n_public: int | None = None) -> float:
     """Truncation width q used by STLap: τ|x| (``"relative"``) or τ·n_public (``"fixed"``).
 
+    Parameters
+    ----------
+    n_items : int
+        |x|, the number of items of the input (used by ``"relative"``).
+    tau : float
+        Per-bar drop fraction τ ∈ (0, 1].
+    q_mode : {"relative", "fixed"}, default "relative"
+        ``"relative"``: q = τ·``n_items``; ``"fixed"``: q = τ·``n_public``.
+    n_public : int, optional
+        Public, data-independent size ≥ 1; required by ``"fixed"`` and refused by ``"relative"``.
+
+    Returns
+    -------
+    float
+        The truncation width q.
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Algorithm 1, line 2 (q := τ|x|), plus the fixed-q variant.
@@ -188,6 +204,29 @@ def stlap_release(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode
     The privacy statement is never the paper's δ* in relative mode: it is the proven replacement bound
     for all neighbour pairs of size >= |x| - 1 and support <= len(x) bars.
 
+    Parameters
+    ----------
+    x : array_like of int
+        Histogram over a finite ground set (1-D counts; non-negative integers).
+    tau : float
+        Per-bar drop fraction τ ∈ (0, 1].
+    epsilon : float
+        ε > 0 of the noise.
+    rng : numpy.random.Generator, int or None
+        Randomness.
+    q_mode : {"relative", "fixed"}, default "relative"
+        As in :func:`stlap`.
+    n_public : int, optional
+        As in :func:`stlap`.
+
+    Returns
+    -------
+    STLapRelease
+        The released histogram, q, the certified ``accuracy_alpha``, the certified ``privacy``
+        (:func:`~pml_design.flexible.accounting.guarantee_fixed_q` or
+        :func:`~pml_design.flexible.accounting.guarantee_relative_q` at N = |x| - 1 and K = len(x) - 1) and
+        ``paper_delta`` (δ*(ε, q) when ε q >= 2, else None).
+
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Algorithm 1 / Theorem 3 (accuracy with rounding slack,
@@ -220,6 +259,15 @@ def bucketing(x: Any, w: float, *, B: float | None = None) -> tuple[np.ndarray, 
 
     Item g goes to bucket i = floor(g/w) (0-based), whose centre is w(i + 1/2); there are
     t = ceil(B/w) buckets (B defaults to len(x)).
+
+    Parameters
+    ----------
+    x : array_like of int
+        Histogram over the grid 0..len(x)-1.
+    w : float
+        Bucket width w > 0.
+    B : float, optional
+        Range, B >= len(x) (default len(x)).
 
     Returns
     -------
@@ -387,6 +435,26 @@ def bucket_hist_points(points: Any, alpha: float, beta: float, epsilon: float, B
     With w = 2β/√d every point moves at most (w/2)√d = β in ℓ2, so the release is (α, β, 0)-accurate
     w.r.t. ∂_drop and d_hist with the ℓ2 ground metric, and τ = α/t matches Remark 5's
     τ = α (2β/(B√d))^d when B√d/(2β) is an integer.
+
+    Parameters
+    ----------
+    points : array_like, shape (n,) or (n, d)
+        Data items in [0, B)^d.
+    alpha : float
+        Drop fraction α ∈ (0, 1].
+    beta : float
+        Output error β > 0 (ℓ2 ground metric).
+    epsilon : float
+        Noise ε > 0.
+    B : float
+        Range: the points lie in [0, B)^d.
+    rng, q_mode, n_public
+        As in :func:`stlap`.
+
+    Returns
+    -------
+    BucketHistRelease
+        ``y`` and ``bucketed`` of shape (t,)*d with t = ceil(B/w) per axis; ``centres`` the per-axis centres.
 
     Notes
     -----

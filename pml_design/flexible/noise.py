@@ -24,7 +24,21 @@ __all__ = ["stlap_noise_pdf", "stlap_noise_cdf", "sample_stlap_noise", "log_expm
 
 
 def log_expm1(a: np.ndarray | float) -> np.ndarray:
-    """Numerically stable ``log(exp(a) - 1)`` for ``a > 0`` (no overflow for large ``a``)."""
+    """Numerically stable ``log(exp(a) - 1)`` for ``a > 0`` (no overflow for large ``a``).
+
+    Implements: the log-space evaluation of δ* and of the STLap noise law (Bansal et al. (AISTATS 2022), Section
+    5.1 / Algorithm 1).
+
+    Parameters
+    ----------
+    a : numpy.ndarray or float
+        Values a > 0 (array_like).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``log(exp(a) - 1)`` elementwise (a + log1p(-exp(-a)) for a > 30), a 0-d array for a scalar.
+    """
     a = np.asarray(a, dtype=float)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         big = a > 30.0

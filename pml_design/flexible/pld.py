@@ -45,6 +45,20 @@ def _interval_prob(a: np.ndarray, b: np.ndarray, q: float, eps: float) -> np.nda
 def bar_output_pmf(count: int, q: float, epsilon: float) -> np.ndarray:
     """Exact pmf of one released bar y = max(0, round(count + z)), z ~ π_q, over y = 0..count.
 
+    Parameters
+    ----------
+    count : int
+        The bar's true count c ≥ 0.
+    q : float
+        Truncation width q ≥ 0 (q = 0: no noise, y = c).
+    epsilon : float
+        ε > 0 of the noise.
+
+    Returns
+    -------
+    numpy.ndarray, shape (count + 1,)
+        Pr[y = k] for k = 0..count.
+
     Notes
     -----
     Implements: the output law of Bansal et al. (AISTATS 2022), Algorithm 1, line 3, for one bar.
@@ -203,6 +217,28 @@ def exact_delta(x: Any, x_prime: Any, tau: float, epsilon: float, epsilons: Any,
 def brute_force_delta(x: Any, x_prime: Any, tau: float, epsilon: float, eps_eval: float, *,
                       q_mode: Literal["relative", "fixed"] = "relative", n_public: int | None = None) -> float:
     """δ(ε) by enumerating every joint output (tiny inputs only: product of bar sizes <= 10^6).
+
+    Parameters
+    ----------
+    x : array_like of int
+        The first histogram.
+    x_prime : array_like of int
+        A neighbour of ``x`` (add/remove one item).
+    tau : float
+        Per-bar drop fraction τ ∈ (0, 1].
+    epsilon : float
+        ε > 0 of the noise.
+    eps_eval : float
+        The ε ≥ 0 at which δ is evaluated.
+    q_mode : {"relative", "fixed"}, default "relative"
+        As in :func:`~pml_design.flexible.mechanisms.stlap`.
+    n_public : int, optional
+        As in :func:`~pml_design.flexible.mechanisms.stlap`.
+
+    Returns
+    -------
+    float
+        max(δ_{x||x'}(ε), δ_{x'||x}(ε)) at ε = ``eps_eval``, exact up to rounding.
 
     Notes
     -----
