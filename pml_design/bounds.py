@@ -39,6 +39,18 @@ def lipschitz_constant(mechanism: object, uncertainty: object) -> float:
     ``|ε_min(P) − ε_min(Q)| ≤ exp(C(P_{Y|X}, 𝒫)) ‖P − Q‖₁`` for all ``P, Q ∈ 𝒫``.
 
     Implements: core paper, Theorem 3.
+
+    Parameters
+    ----------
+    mechanism : Mechanism or array_like
+        The row-stochastic channel P_{Y|X} (as :func:`~pml_design.uncertainty.leakage_capacity` accepts).
+    uncertainty : UncertaintySet or array_like
+        The set 𝒫 (as :func:`~pml_design.uncertainty.leakage_capacity` accepts).
+
+    Returns
+    -------
+    float
+        ``exp(C(P_{Y|X}, 𝒫))``.
     """
     return float(math.exp(leakage_capacity(mechanism, uncertainty)))
 
@@ -98,6 +110,16 @@ def capacity_bound(epsilon: float, prior: object, radius: float, *, strict: bool
     """``C(P_{Y|X}, B_β(P_X)) ≤ ε + S`` with S bounded by Theorem 4.
 
     Implements: core paper, Remark 2 combined with Theorem 4, eq. (6).
+
+    Parameters
+    ----------
+    epsilon, prior, radius, strict
+        As in :func:`sensitivity_bound`.
+
+    Returns
+    -------
+    float
+        ``ε +`` :func:`sensitivity_bound`, in nats (``inf`` when the bound is vacuous).
     """
     return check_epsilon(epsilon) + sensitivity_bound(epsilon, prior, radius, strict=strict)
 
@@ -106,6 +128,18 @@ def corollary2_bound(epsilon: float, distance: float) -> float:
     """``ε_min(P_{Y|X}, Q) ≤ ε + log(1 − e^ε ‖P − Q‖₁ / 2)^{−1}`` for an ε-PML mechanism w.r.t. P.
 
     Implements: core paper, Corollary 2 (requires ``‖P − Q‖₁ < 2 e^{−ε}``).
+
+    Parameters
+    ----------
+    epsilon : float
+        The ε-PML guarantee w.r.t. P, ε ≥ 0.
+    distance : float
+        ``‖P − Q‖₁ < 2 e^{−ε}`` (values above 2 are clipped to 2).
+
+    Returns
+    -------
+    float
+        The bound on ``ε_min(P_{Y|X}, Q)`` in nats.
     """
     eps = check_epsilon(epsilon)
     d = check_radius(distance, "distance")
@@ -121,6 +155,22 @@ def epsilon_prime(epsilon: float, delta: float, m: int, support_size: int) -> fl
     (ε'(δ), δ)-PML w.r.t. the true distribution.
 
     Implements: core paper, eq. (8) (with β*(δ) of eq. (7), corrected).
+
+    Parameters
+    ----------
+    epsilon : float
+        The design ε ≥ 0 w.r.t. ``P̂``.
+    delta : float
+        δ ∈ (0, 1).
+    m : int
+        Number of samples m ≥ 1 behind ``P̂``.
+    support_size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        ε'(δ) in nats.
 
     Raises
     ------
@@ -146,6 +196,22 @@ def delta_min(epsilon: float, epsilon_prime: float, m: int, support_size: int) -
     """``δ_min(ε') ≤ (2^N − 2) exp(−2m (e^{−ε} − e^{−ε'})²)``, clipped to 1.
 
     Implements: core paper, Corollary 3 (requires ``ε' ≥ ε``; at ``ε' = ε`` the bound is 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        The design ε ≥ 0.
+    epsilon_prime : float
+        ε' ≥ ε (``inf`` allowed).
+    m : int
+        Number of samples m ≥ 1.
+    support_size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        The bound on δ_min(ε'), in [0, 1].
     """
     eps = check_epsilon(epsilon)
     epsp = check_epsilon(epsilon_prime, "epsilon_prime", allow_inf=True)

@@ -109,6 +109,20 @@ def dp_count_margin(support_size: int, dp_epsilon: float, delta: float) -> int:
     the DP release, ``m ≥ Σc̃ − T`` with probability ≥ 1 − δ.
 
     Implements: docs/design.md, "A differentially private P̂" (the private record count).
+
+    Parameters
+    ----------
+    support_size : int
+        N, the number of noisy counts.
+    dp_epsilon : float
+        ε₀ > 0 of the discrete Laplace noise.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    int
+        T.
     """
     n = check_positive_int(support_size, "support_size", minimum=1)
     eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
@@ -185,6 +199,21 @@ def dp_prior_radius(noisy_total: int, support_size: int, dp_epsilon: float, delt
     ``m_low = Σc̃ − T(δ₂)`` (:func:`dp_count_margin`), ``β = dp_ball_radius(m_low, N, ε₀, δ₁)``: the ball
     contains P with probability ≥ 1 − δ₁ − δ₂ (docs/design.md).
 
+    Implements: docs/design.md §11.1, "A differentially private P̂".
+
+    Parameters
+    ----------
+    noisy_total : int
+        Σc̃, the sum of the released noisy counts.
+    support_size : int
+        N.
+    dp_epsilon : float
+        ε₀ > 0 of the release.
+    delta_ball : float
+        δ₁, the failure probability of the ball given m_low.
+    delta_total : float
+        δ₂, the failure probability of ``m ≥ m_low``.
+
     Returns
     -------
     (radius, m_low)
@@ -214,6 +243,15 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
 
     Implements: the discrete Laplace (two-sided geometric) mechanism, Ghosh, Roughgarden & Sundararajan 2009;
     OpenDP ``opendp.measurements.make_laplace`` (integer domains sample exactly).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        The N exact counts (1-D, non-negative integers).
+    dp_epsilon : float
+        ε₀ > 0.
+    rng : numpy.random.Generator, int or None, default None
+        None for a release (OpenDP); a seed or Generator only for tests and simulations.
 
     Returns
     -------
@@ -246,6 +284,22 @@ def subset_selection_constants(n: int, k: int, epsilon: float) -> tuple[float, f
     """``(p*, q*, p* − q*)`` of k-subset selection over N values at ε (k = 1: GRR); see docs/ldp.md.
 
     ``p* = k/(k + (N − k)e^{−ε})``, ``q* = k((k − 1) + (N − k)e^{−ε}) / ((N − 1)(k + (N − k)e^{−ε}))``.
+
+    Implements: k-subset selection (docs/ldp.md §2, "k-subset selection").
+
+    Parameters
+    ----------
+    n : int
+        N ≥ 2, the number of values (not validated).
+    k : int
+        Subset size 1 ≤ k ≤ N − 1.
+    epsilon : float
+        ε.
+
+    Returns
+    -------
+    (float, float, float)
+        ``(p*, q*, p* − q*)``.
     """
     t, s = math.exp(-epsilon), -math.expm1(-epsilon)
     d = k + (n - k) * t
@@ -357,6 +411,19 @@ def ldp_generic_radius(support_size: int, gap: float, n_reports: int, delta: flo
     ``β = 2Nτ/(p* − q*)``. Valid for every pure protocol, loose (linear in N); used for oracles without a
     sharper bound here.
 
+    Implements: docs/design.md §11.2 (P̂ from a first cohort's LDP reports); [WBLJ17] pure protocols (docs/ldp.md §2).
+
+    Parameters
+    ----------
+    support_size : int
+        N ≥ 2.
+    gap : float
+        p* − q* > 0 of the protocol.
+    n_reports : int
+        n₁ ≥ 1, the number of reports.
+    delta : float
+        δ ∈ (0, 1).
+
     Returns
     -------
     float
@@ -382,6 +449,30 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
     with integer codes in ``data``); ``rng`` as in :func:`dp_release_counts`.
 
     Validation errors name the format only: nothing computed from the exact counts reaches a message.
+
+    Parameters
+    ----------
+    count_vector : array_like of int or None
+        The N counts, or None when ``data`` holds integer codes.
+    data : array_like of int
+        Integer codes in [0, N) (used when ``count_vector`` is None).
+    n : int
+        The support size N.
+    delta : float
+        The total δ, split into δ₁ = δ − δ₂ for the ball and δ₂ = :data:`DP_DELTA_SHARE` · δ for the record count.
+    dp_epsilon : float
+        ε₀ > 0 of the count release.
+    allow_zero : bool
+        Keep categories whose noisy count is <= 0 (zeros of P̂) instead of refusing them.
+    rng : numpy.random.Generator, int or None
+        As in :func:`dp_release_counts` (None: OpenDP's exact sampler).
+
+    Returns
+    -------
+    (numpy.ndarray, int, float, dict)
+        P̂ (the noisy counts clipped at 0 and normalised), m_low and β of :func:`dp_prior_radius`, and the prior
+        parameters recorded with the design (``dp_epsilon``, ``noisy_total``, ``delta_ball``, ``delta_total``,
+        ``neighbouring``, ``noise``).
     """
     from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
 

@@ -35,6 +35,9 @@ import pml_design
 #: Modules whose public functions are checked in full (hints and docstring sections).
 CHECKED: tuple[str, ...] = (
     "pml_design._validation",
+    "pml_design.additive.common",
+    "pml_design.bounds",
+    "pml_design.deploy.guard",
     "pml_design.design.estimation.cell_lp",
     "pml_design.design.estimation.master",
     "pml_design.design.estimation.mixture",
@@ -51,6 +54,7 @@ CHECKED: tuple[str, ...] = (
     "pml_design.mechanisms.frequency_oracles.fisher",
     "pml_design.mechanisms.frequency_oracles.hadamard",
     "pml_design.pipeline",
+    "pml_design.priors",
     "pml_design.statements",
 )
 #: Modules whose public functions are checked for type hints only.

@@ -38,7 +38,23 @@ DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the
 
 
 def file_sha256(path: object, *, chunk: int = 1 << 20) -> str:
-    """SHA-256 (hex) of a file's bytes, read in chunks (memory stays flat)."""
+    """SHA-256 (hex) of a file's bytes, read in chunks (memory stays flat).
+
+    Implements: the ``"file sha256"`` fingerprint of the module docstring (docs/cli.md, "Where P̂ comes from: design
+    records apart from released records").
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    chunk : int, default 1 << 20
+        Bytes read at a time.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     with pathlib.Path(os.fspath(path)).open("rb") as fh:  # type: ignore[arg-type]
         for block in iter(lambda: fh.read(chunk), b""):
@@ -48,7 +64,17 @@ def file_sha256(path: object, *, chunk: int = 1 << 20) -> str:
 
 def update_column_digest(h: Any, values: Any) -> None:
     """Feed a batch of a column (pyarrow strings, no nulls) to ``h`` as :func:`pml_design.pipeline.values_sha256`
-    does: each value trimmed, followed by a NUL byte (joined in pyarrow, no Python object per value)."""
+    does: each value trimmed, followed by a NUL byte (joined in pyarrow, no Python object per value).
+
+    Implements: the ``"column sha256"`` fingerprint of the module docstring (docs/cli.md, "Where P̂ comes from").
+
+    Parameters
+    ----------
+    h : hashlib hash object
+        The running digest (e.g. ``hashlib.sha256()``), updated in place.
+    values : pyarrow.Array
+        A batch of the column: pyarrow strings (or large strings), no nulls; an empty batch leaves ``h`` unchanged.
+    """
     import numpy as np  # noqa: PLC0415
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
@@ -62,7 +88,22 @@ def update_column_digest(h: Any, values: Any) -> None:
 
 
 def table_column_sha256(source: Any, column: str) -> str:
-    """:func:`pml_design.pipeline.values_sha256` of a streamed CSV / Parquet column (values trimmed, in order)."""
+    """:func:`pml_design.pipeline.values_sha256` of a streamed CSV / Parquet column (values trimmed, in order).
+
+    Implements: the ``"column sha256"`` fingerprint of the module docstring (docs/cli.md, "Where P̂ comes from").
+
+    Parameters
+    ----------
+    source : table source
+        A streamed CSV / Parquet source (with ``resolve(column)`` and ``batches([name])``).
+    column : str
+        The column (resolved by ``source.resolve``).
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     name = source.resolve(column)
     for batch in source.batches([name]):
@@ -76,6 +117,20 @@ def design_data_of(mechanism: object) -> dict:
     Only a P̂ from a public sample (``prior_source="public sample"``) publishes exact counts of its records; with
     a differentially private P̂ (``"dp"``) or one from LDP reports the design records may be privatized, and no
     fingerprint applies.
+
+    Implements: the design-data fingerprint of the module docstring (core paper, Section IV-D; docs/cli.md, "Where
+    P̂ comes from").
+
+    Parameters
+    ----------
+    mechanism : Mechanism, DesignResult or EstimatedDesign
+        Its ``metadata`` (a loaded file), its ``result.info`` or its ``info`` is read.
+
+    Returns
+    -------
+    dict
+        The ``design_data`` dict (``"kind"`` and ``"sha256"``) when the prior source is a public sample (or is not
+        recorded) and one is stored; otherwise ``{}``.
     """
     meta = getattr(mechanism, "metadata", None)
     result = getattr(mechanism, "result", mechanism)
@@ -97,6 +152,27 @@ def matches_design_data(fingerprint: dict, *, path: object = None, source: Any =
 
     Only the kinds that can be computed from what is given are compared: a file's bytes (``path``) for
     ``"file sha256"``; a column (``source`` + ``column``, or ``values``) for ``"column sha256"``.
+
+    Implements: the guard of the module docstring (docs/cli.md, "Where P̂ comes from").
+
+    Parameters
+    ----------
+    fingerprint : dict
+        A ``design_data`` dict (``"kind"``, ``"sha256"``), e.g. from :func:`design_data_of`.
+    path : str or os.PathLike, optional
+        A data file, compared for ``"file sha256"``.
+    source : table source, optional
+        A streamed CSV / Parquet source, compared (with ``column``) for ``"column sha256"``.
+    column : str, optional
+        The column of ``source``.
+    values : sequence, numpy array or pandas Series, optional
+        Column values, compared for ``"column sha256"`` (checked before ``source``).
+
+    Returns
+    -------
+    bool
+        True when a computable fingerprint of the data equals ``fingerprint["sha256"]``; False otherwise (also when
+        nothing comparable is given).
     """
     from ..pipeline import values_sha256  # noqa: PLC0415
 
