@@ -36,6 +36,8 @@ import pml_design
 CHECKED: tuple[str, ...] = (
     "pml_design._validation",
     "pml_design.additive.common",
+    "pml_design.additive.gaussian",
+    "pml_design.additive.laplace",
     "pml_design.bounds",
     "pml_design.deploy.guard",
     "pml_design.design.estimation.cell_lp",

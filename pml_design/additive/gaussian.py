@@ -119,6 +119,11 @@ def gaussian_violation_set(epsilon: float, sigma: float, p_minus: float) -> Viol
         σ > 0.
     p_minus : float
         Prior ``P(X = -1) ∈ [0, 1]``.
+
+    Returns
+    -------
+    ViolationSet
+        ``(lower, upper)`` with ``E_ε = (−∞, lower) ∪ (upper, ∞)`` (``-inf`` / ``+inf`` for an empty side).
     """
     eps = check_epsilon(epsilon)
     s = check_positive_real(sigma, "sigma")
@@ -198,6 +203,11 @@ def gaussian_delta1_sup(epsilon: float, sigma: float, p_hat: float, radius: floa
         Estimate of ``P(X = -1)``, in [0, 1].
     radius : float
         ℓ1 radius β ≥ 0 of the uncertainty ball (values above 2 are clipped to 2).
+
+    Returns
+    -------
+    Delta1Sup
+        ``delta1`` = δ1(ε) and ``p_minus``, a maximising ``P(X = -1)`` in the ball.
     """
     eps = check_epsilon(epsilon)
     s = check_positive_real(sigma, "sigma")
@@ -292,6 +302,11 @@ def gaussian_pml_guarantee(epsilon: float, sigma: float, p_hat: float, m: int, d
     delta2 : float
         Failure probability of the estimate, in (0, 1].
 
+    Returns
+    -------
+    GaussianPMLGuarantee
+        ε, ε*, δ1, δ2, δ*, the radius β and the worst prior ``P(X = -1)`` of δ1.
+
     Raises
     ------
     ValueError
@@ -320,6 +335,19 @@ def gaussian_pml_curve(
     which ε were kept.
 
     Implements: core paper, Section VI-B, evaluated as in Section VI-C2.
+
+    Parameters
+    ----------
+    epsilons : array_like
+        The ε grid (each ε ≥ 0).
+    sigma : float
+        σ > 0.
+    p_hat : float
+        Estimate of ``P(X = -1)``, in [0, 1].
+    m : int
+        Number of samples behind ``p_hat`` (≥ 1).
+    delta2 : float
+        Failure probability of the estimate, δ2 ∈ (0, 1).
 
     Returns
     -------
@@ -365,6 +393,11 @@ def pldp_gaussian_sigma(epsilon: float, delta: float) -> float:
         ε > 0.
     delta : float
         δ ∈ (0, 1].
+
+    Returns
+    -------
+    float
+        ``σ_pLDP``.
     """
     eps = check_epsilon(epsilon, positive=True)
     d = check_delta(delta)
@@ -379,6 +412,18 @@ def pldp_gaussian_delta(epsilon: float, sigma: float) -> float:
     ``σ = √2 (f + sqrt(f² + ε))/ε`` for ``f``: ``f = (σ² ε/2 − 1)/(√2 σ)``.
 
     Implements: core paper, Section VI-C2 (inverse of [34, Theorem 8] at Δ = 2).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    sigma : float
+        σ > 0.
+
+    Returns
+    -------
+    float
+        ``min(1, erfc((σ² ε/2 − 1)/(√2 σ)))``.
     """
     eps = check_epsilon(epsilon, positive=True)
     s = check_positive_real(sigma, "sigma")

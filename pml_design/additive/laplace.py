@@ -113,6 +113,18 @@ def laplace_worst_p_min(p_hat_min: float, radius: float) -> float:
 
     Implements: core paper, Section VI-A (the step from Proposition 3 to eq. (16)), with the clamp at 0 that
     the printed eq. (16) omits (see the module docstring).
+
+    Parameters
+    ----------
+    p_hat_min : float
+        Smaller mass of the estimate ``P̂``, in [0, 1/2].
+    radius : float
+        β ≥ 0 (``inf`` allowed; clipped to 2).
+
+    Returns
+    -------
+    float
+        ``max(p̂_min − β/2, 0)``.
     """
     p = check_p_min(p_hat_min, "p_hat_min")
     beta = check_ball_radius(radius)
@@ -124,6 +136,20 @@ def laplace_pml_epsilon_ball(scale: float, p_hat_min: float, radius: float) -> f
 
     Implements: core paper, Proposition 3 applied to ``laplace_worst_p_min(p_hat_min, radius)``, the form
     behind eq. (16).
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale ``b > 0``.
+    p_hat_min : float
+        Smaller mass of the estimate ``P̂``, in [0, 1/2].
+    radius : float
+        β ≥ 0 (``inf`` allowed; clipped to 2).
+
+    Returns
+    -------
+    float
+        The largest ε-PML of the mechanism over the ball, in nats.
     """
     b = check_positive_real(scale, "scale")
     return _eps_of(2.0 / b, laplace_worst_p_min(p_hat_min, radius))
@@ -147,6 +173,11 @@ def laplace_pml_epsilon_estimated(scale: float, p_hat_min: float, m: int, delta:
         Number of samples behind ``P̂_X`` (≥ 1).
     delta : float
         Failure probability in [0, 1]; ``delta = 0`` gives the LDP value ``2/b`` (Remark 4).
+
+    Returns
+    -------
+    float
+        ``ε(b, δ)`` in nats.
     """
     b = check_positive_real(scale, "scale")
     p = check_p_min(p_hat_min, "p_hat_min")
@@ -158,6 +189,16 @@ def laplace_ldp_scale(epsilon: float) -> float:
     """Scale ``b = 2/ε`` of the ε-LDP binary Laplace mechanism (sensitivity 2).
 
     Implements: core paper, Remark 4 (and [23]); equals ``laplace_scale_for(ε, p, m, 0)`` for any ``p, m``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+
+    Returns
+    -------
+    float
+        ``b = 2/ε``.
     """
     eps = check_epsilon(epsilon, positive=True)
     return 2.0 / eps
@@ -185,6 +226,20 @@ def laplace_scale_for_radius(epsilon: float, p_hat_min: float, radius: float) ->
 
     Implements: core paper, inverse of Proposition 3 at ``laplace_worst_p_min(p_hat_min, radius)``.
     See :func:`laplace_scale_for` for the method and the errors.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε > 0.
+    p_hat_min : float
+        Smaller mass of the estimate ``P̂``, in [0, 1/2].
+    radius : float
+        β ≥ 0 (``inf`` allowed; clipped to 2).
+
+    Returns
+    -------
+    float
+        The scale ``b > 0``.
     """
     eps = check_epsilon(epsilon, positive=True)
     p_worst = laplace_worst_p_min(p_hat_min, radius)
