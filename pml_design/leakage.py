@@ -66,6 +66,18 @@ def output_support(mechanism: object, prior: object) -> np.ndarray:
     """Boolean mask of the outputs with ``P_Y(y) > 0``.
 
     Implements: core paper, Definition 2 (the guarantee is over ``y ∈ supp(P_Y)``).
+
+    Parameters
+    ----------
+    mechanism : array_like, shape (N, M)
+        Row-stochastic matrix, rows = inputs x, columns = outputs y.
+    prior : array_like, shape (N,)
+        Distribution of X (may contain zeros).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (M,)
+        True for the columns with a nonzero entry in a row ``x`` with ``P_X(x) > 0``.
     """
     W, p = _checked(mechanism, prior)
     return (W[p > 0] > 0).any(axis=0)
@@ -121,6 +133,18 @@ def epsilon_min(mechanism: object, prior: object) -> float:
     ``ε_min(P_{Y|X}, P_X) = max_{y ∈ supp P_Y} ℓ(X → y)``.
 
     Implements: core paper, Section II-A1, definition of ε_min (Definition 2).
+
+    Parameters
+    ----------
+    mechanism : array_like, shape (N, M)
+        Row-stochastic matrix (rows = x, columns = y).
+    prior : array_like, shape (N,)
+        Distribution ``P_X``.
+
+    Returns
+    -------
+    float
+        The largest entry of :func:`leakage`, in nats (outputs with ``P_Y(y) = 0`` count as 0).
     """
     return float(leakage(mechanism, prior).max())
 
@@ -159,6 +183,16 @@ def epsilon_max(prior: object) -> float:
     """``ε_max = −log min_x P_X(x)``: every mechanism satisfies ε_max-PML.
 
     Implements: core paper, Section II-A1 (after Definition 3, from [11]).
+
+    Parameters
+    ----------
+    prior : array_like, shape (N,)
+        Full-support distribution ``P_X``.
+
+    Returns
+    -------
+    float
+        ``−log min_x P_X(x)``, in nats.
     """
     p = check_probability_vector(prior, "prior", full_support=True)
     return float(-np.log(p.min()))
@@ -228,5 +262,20 @@ def privacy_regions(prior: object) -> PrivacyRegions:
 
 
 def privacy_region(prior: object, epsilon: float) -> int:
-    """Index ``k`` of the privacy region of ``epsilon`` for ``prior`` (core paper, Definition 4)."""
+    """Index ``k`` of the privacy region of ``epsilon`` for ``prior`` (core paper, Definition 4).
+
+    Implements: core paper, Definition 4 (privacy regions of [15]), via :func:`privacy_regions`.
+
+    Parameters
+    ----------
+    prior : array_like, shape (N,)
+        Full-support distribution.
+    epsilon : float
+        ε ≥ 0 (``inf`` allowed).
+
+    Returns
+    -------
+    int
+        ``k`` (1-based) with ``ε ∈ [ε_{k−1}, ε_k)``; ``N`` for ``ε ≥ ε_{N−1}`` (see :class:`PrivacyRegions`).
+    """
     return privacy_regions(prior).region(check_real(epsilon, "epsilon"))

@@ -255,7 +255,15 @@ class HighsBackend:
 
 
 def cuda_device_count() -> int:
-    """Number of CUDA devices the driver reports (0 without a driver or device), via ``libcuda``'s C API."""
+    """Number of CUDA devices the driver reports (0 without a driver or device), via ``libcuda``'s C API.
+
+    Implements: the device check of ``docs/design.md`` §9 (CUPDLPX is usable only where a device is reported).
+
+    Returns
+    -------
+    int
+        ``cuDeviceGetCount`` after ``cuInit(0)``; 0 when no driver library loads or either call fails.
+    """
     for lib in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
         try:
             cuda = ctypes.CDLL(lib)
@@ -350,7 +358,15 @@ BACKENDS: dict[str, LPBackend] = {}
 
 
 def register_backend(backend: LPBackend) -> None:
-    """Add (or replace) a backend under ``backend.name`` (upper case)."""
+    """Add (or replace) a backend under ``backend.name`` (upper case).
+
+    Implements: the backend registry of ``docs/design.md`` §9 (one interface, several solvers).
+
+    Parameters
+    ----------
+    backend : LPBackend
+        An object with ``name``, ``first_order``, ``default_tol``, ``available()`` and ``solve(...)``.
+    """
     BACKENDS[backend.name.upper()] = backend
 
 
@@ -359,7 +375,20 @@ for _b in (ClarabelBackend(), HighsBackend("HIGHS", "ipm"), HighsBackend("PDLP_C
 
 
 def backend_available(name: str) -> bool:
-    """Whether the named backend is registered and usable here."""
+    """Whether the named backend is registered and usable here.
+
+    Implements: the backend registry of ``docs/design.md`` §9.
+
+    Parameters
+    ----------
+    name : str
+        Backend name (case-insensitive).
+
+    Returns
+    -------
+    bool
+        True when the name is in :data:`BACKENDS` and its ``available()`` returns None.
+    """
     b = BACKENDS.get(name.upper())
     return b is not None and b.available() is None
 
@@ -367,10 +396,24 @@ def backend_available(name: str) -> bool:
 def get_backend(name: str) -> LPBackend:
     """The named backend, or a clear error.
 
+    Implements: the backend registry of ``docs/design.md`` §9.
+
+    Parameters
+    ----------
+    name : str
+        Backend name (case-insensitive; a key of :data:`BACKENDS`).
+
+    Returns
+    -------
+    LPBackend
+        The registered backend, usable here.
+
     Raises
     ------
     ValueError
         Unknown name (lists the registered ones).
+    TypeError
+        ``name`` is not a string.
     ImportError
         Known but unusable here (e.g. CUPDLPX without the ``[gpu]`` extra or without a CUDA device).
     """
@@ -386,7 +429,22 @@ def get_backend(name: str) -> LPBackend:
 
 
 def select_backend(solver: str | None, n: int) -> str:
-    """``solver`` upper-cased, or the automatic choice: CUPDLPX for ``n ≥ GPU_AUTO_SIZE`` when usable, else CLARABEL."""
+    """``solver`` upper-cased, or the automatic choice: CUPDLPX for ``n ≥ GPU_AUTO_SIZE`` when usable, else CLARABEL.
+
+    Implements: the automatic backend choice of ``docs/design.md`` §9 (threshold :data:`GPU_AUTO_SIZE`).
+
+    Parameters
+    ----------
+    solver : str or None
+        A backend name, or None for the automatic choice.
+    n : int
+        Alphabet size N of the design.
+
+    Returns
+    -------
+    str
+        The backend name (upper case; not checked against :data:`BACKENDS`, see :func:`get_backend`).
+    """
     if solver is not None:
         return solver.upper()
     if n >= GPU_AUTO_SIZE and backend_available("CUPDLPX"):

@@ -14,10 +14,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .lp_model import SPARSE_FORMS, LinearProgram, linear_design_lp
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..result import DesignResult
 
 __all__ = [
     "LINEAR_OPTIONS",
@@ -51,6 +55,28 @@ def use_sparse_path(solver: str | None, form: str, options: dict | None) -> bool
 
     Sparse unless: ``form="literal"``, ``solver_options={"backend": "cvxpy"}``, or a cvxpy solver without an LP
     backend of the same name (e.g. "ECOS", "SCS").
+
+    Implements: the choice between the sparse LP path and cvxpy of ``docs/design.md`` §9.
+
+    Parameters
+    ----------
+    solver : str or None
+        The ``solver`` passed to the design (an LP backend name, a cvxpy solver name, or None: automatic).
+    form : str
+        The formulation (``"literal"`` forces cvxpy).
+    options : dict or None
+        ``solver_options``; only its ``"backend"`` key (``"auto"`` (default), ``"sparse"`` or ``"cvxpy"``) is read.
+
+    Returns
+    -------
+    bool
+        True for the sparse path, False for cvxpy.
+
+    Raises
+    ------
+    ValueError
+        ``options["backend"]`` is not one of the three; an LP backend that is not a cvxpy solver with
+        ``backend="cvxpy"`` or ``form="literal"``; a solver that is not an LP backend with ``backend="sparse"``.
     """
     from .backends import BACKENDS  # noqa: PLC0415
 
@@ -110,6 +136,21 @@ def clean_tiny(matrix: np.ndarray, rtol: float = ZERO_RTOL) -> np.ndarray:
 
     Column-relative, because that is what keeps the column's ratio ``max_x c_x / min_Q Q·c``: removing
     entries below ``rtol · max c`` lowers ``min_Q Q·c ≥ e^{−ε} max c`` by at most a fraction ``rtol e^ε``.
+
+    Implements: the cleaning step of ``docs/design.md`` §9 (before the repair and certification of §6).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray, shape (N, M)
+        The solver's mechanism (not modified).
+    rtol : float, default :data:`ZERO_RTOL`
+        Relative threshold, per column and for whole columns.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, M)
+        A float copy with non-finite and negative entries, entries ``≤ rtol ×`` their column's maximum and
+        columns whose maximum is ``≤ rtol ×`` the largest entry set to 0 (rows are not renormalised).
     """
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W) | (W < 0)] = 0.0
@@ -129,7 +170,22 @@ def repair_preserving_zeros(matrix: np.ndarray, uset: object, epsilon: float) ->
     constant mechanism). The uniform repair of :func:`~pml_design.design.certify.certify` needs up to M times
     more weight and fills every zero. Aims at ``ε − CERT_TOL``; the caller certifies the result exactly.
 
-    Returns ``(matrix, λ)``; λ = 0 and the input if nothing is violated.
+    Implements: the zero-preserving repair of ``docs/design.md`` §9.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray, shape (N, M)
+        Row-stochastic mechanism.
+    uset : UncertaintySet
+        The uncertainty set 𝒫 (its ``min_output_probability`` gives ``B`` per column).
+    epsilon : float
+        The target ε ≥ 0.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float)
+        ``(matrix, λ)``: the mixed matrix and the weight λ ∈ (0, 1]; λ = 0 and the input (as a float array) if
+        nothing is violated.
     """
     from ..certify import CERT_TOL  # noqa: PLC0415
 
@@ -292,7 +348,7 @@ def solve_linear_design(
     solver: str | None = None,
     form: str = "auto",
     options: dict | None = None,
-):
+) -> DesignResult:
     """Design with a linear utility on the sparse LP path (:func:`linear_design_lp` + a backend).
 
     Implements: core paper eq. (9) with a linear utility; the bound of the module docstring; certification
@@ -310,8 +366,11 @@ def solve_linear_design(
     Parameters
     ----------
     uset : UncertaintySet
+        The uncertainty set 𝒫 the guarantee holds over.
     eps : float
+        The privacy level ε ≥ 0.
     util : LinearUtility
+        The linear utility (its ``weights(prior)`` is the LP objective).
     prior : numpy.ndarray
         The distribution the utility is evaluated under.
     solver : str, optional
@@ -322,8 +381,8 @@ def solve_linear_design(
         ``tol`` (backend tolerance; default per backend), ``time_limit`` (wall-clock seconds for the whole call:
         the solve gets what the build left, polishing what the solve left; default None: solve to optimality),
         ``polish`` (True (default): both steps of :func:`_polish`; "support": the exact solve on the active support
-        only, no tighter re-solve of a first-order backend; False: none), ``polish_solver`` (default "HIGHS"), ``progress`` (a line on stderr
-        when the solve starts and ends; default: when stderr is a terminal).
+        only, no tighter re-solve of a first-order backend; False: none), ``polish_solver`` (default "HIGHS"),
+        ``progress`` (a line on stderr when the solve starts and ends; default: when stderr is a terminal).
 
     Returns
     -------
