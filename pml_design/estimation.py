@@ -123,6 +123,21 @@ def phi(p: float) -> float:
 
     Implements: core paper, Section II-B (definition of φ before Theorem 2).
 
+    Parameters
+    ----------
+    p : float
+        A probability in ``[0, 1/2]``.
+
+    Returns
+    -------
+    float
+        ``φ(p)`` (decreasing from ``∞`` at 0 to 2 at 1/2).
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is outside ``[0, 1/2]``.
+
     Notes
     -----
     Computed as ``2 artanh(u)/u`` with ``u = 1 − 2p``, which is accurate near ``p = 1/2``.
@@ -183,7 +198,20 @@ def kappa(prior: object) -> float:
 
 
 def log_num_subsets(support_size: int) -> float:
-    """``log(2^N − 2)``, the union-bound factor of Theorem 2, without overflow (N ≥ 2)."""
+    """``log(2^N − 2)``, the union-bound factor of Theorem 2, without overflow (N ≥ 2).
+
+    Implements: core paper, Theorem 2 ([26, Thm. 1]): the factor ``2^N − 2`` (number of nontrivial subsets).
+
+    Parameters
+    ----------
+    support_size : int
+        Alphabet size N ≥ 2.
+
+    Returns
+    -------
+    float
+        ``N log 2 + log1p(−2^{1−N})``.
+    """
     n = check_positive_int(support_size, "support_size", minimum=2)
     return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))
 
@@ -265,6 +293,22 @@ def samples_needed(radius: float, support_size: int, delta: float, *, prior: obj
     """Smallest m with ``l1_radius(m, N, δ) ≤ radius`` (inverse of eq. (7) in m).
 
     Implements: core paper, eq. (7) / Theorem 2 solved for m.
+
+    Parameters
+    ----------
+    radius : float
+        Target radius β > 0 of the ℓ1 ball.
+    support_size : int
+        Alphabet size N ≥ 2.
+    delta : float
+        Failure probability in (0, 1].
+    prior : array_like, optional
+        Distribution for the distribution-dependent version (uses κ_P of Theorem 2); None: φ = 2.
+
+    Returns
+    -------
+    int
+        The smallest m ≥ 1 with :func:`l1_radius` ``(m, N, δ) ≤ β`` (1 when ``φ(κ_P) = ∞``).
 
     Raises
     ------

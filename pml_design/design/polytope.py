@@ -47,7 +47,27 @@ FORMS = ("fixed", "compact", "dual", "finite", "ldp", "literal")
 
 
 def default_form(uset: UncertaintySet) -> str:
-    """The exact, most compact form for an uncertainty set."""
+    """The exact, most compact form for an uncertainty set.
+
+    Implements: the choice among the forms of the module docstring ([15, Lemma 1], Proposition 2, the dual form,
+    Corollary 1, Remark 1).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        An :class:`L1Ball`, :class:`FiniteSet` or :class:`Simplex`.
+
+    Returns
+    -------
+    str
+        ``"fixed"`` (ball of radius 0, one-point set), ``"compact"`` (ball in Proposition 2's regime), ``"dual"``
+        (other balls), ``"finite"`` (several points) or ``"ldp"`` (simplex).
+
+    Raises
+    ------
+    TypeError
+        Any other set.
+    """
     if isinstance(uset, L1Ball):
         if uset.radius == 0:
             return "fixed"
@@ -60,7 +80,25 @@ def default_form(uset: UncertaintySet) -> str:
 
 
 def check_form(form: object) -> str:
-    """Validate a form name (``"auto"`` or one of :data:`FORMS`) without looking at a set."""
+    """Validate a form name (``"auto"`` or one of :data:`FORMS`) without looking at a set.
+
+    Implements: the form names of the module docstring (``docs/design.md`` §2).
+
+    Parameters
+    ----------
+    form : object
+        The ``form`` argument as given.
+
+    Returns
+    -------
+    str
+        ``form`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        Not ``"auto"`` nor a name in :data:`FORMS`.
+    """
     if not isinstance(form, str) or (form != "auto" and form not in FORMS):
         raise ValueError(f"form must be 'auto' or one of {FORMS}, got {form!r}")
     return form
@@ -68,6 +106,20 @@ def check_form(form: object) -> str:
 
 def resolve_form(uset: UncertaintySet, form: object) -> str:
     """The form to build for ``uset``: ``"auto"`` → :func:`default_form`; else checked to apply to the set.
+
+    Implements: the forms of the module docstring and their assumptions (Proposition 2: ``β < 2 min P̂``).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫.
+    form : object
+        ``"auto"`` or a name in :data:`FORMS`.
+
+    Returns
+    -------
+    str
+        A name in :data:`FORMS` that applies to ``uset``.
 
     Raises
     ------

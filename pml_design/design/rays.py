@@ -79,7 +79,26 @@ AUTO_EXACT_SIZE_FINITE: int = 10
 def auto_exact_size(uset: UncertaintySet, time_limit: float | None = None) -> int:
     """Largest alphabet for which the rays of ``uset``'s column cone are enumerated without being asked to
     (closed forms up to :data:`AUTO_EXACT_SIZE`; ℓ1 balls outside Proposition 2 up to
-    :data:`AUTO_EXACT_SIZE_GENERIC`; pycddlib on multi-point finite sets up to :data:`AUTO_EXACT_SIZE_FINITE`)."""
+    :data:`AUTO_EXACT_SIZE_GENERIC`; pycddlib on multi-point finite sets up to :data:`AUTO_EXACT_SIZE_FINITE`).
+
+    Implements: the choice of ``method="auto"`` between the ray LP ([15, Theorem 6]; ``docs/design.md`` §3) and
+    column generation (§5).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫.
+    time_limit : float, optional
+        The design's time limit in seconds; below :data:`AUTO_EXACT_MIN_LIMIT` the closed-form case drops to
+        :data:`AUTO_EXACT_SIZE_TIMED`.
+
+    Returns
+    -------
+    int
+        :data:`AUTO_EXACT_SIZE_GENERIC` for an ℓ1 ball with β > 0 outside Proposition 2,
+        :data:`AUTO_EXACT_SIZE_FINITE` for a FiniteSet of several points, else :data:`AUTO_EXACT_SIZE` (or
+        :data:`AUTO_EXACT_SIZE_TIMED` under a short time limit).
+    """
     if isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime:
         return AUTO_EXACT_SIZE_GENERIC
     if isinstance(uset, FiniteSet) and uset.distributions.shape[0] > 1:
@@ -100,7 +119,26 @@ def _subsets(n: int) -> np.ndarray:
 
 
 def in_cone(columns: np.ndarray, uset: UncertaintySet, epsilon: float, *, rtol: float = 1e-9) -> np.ndarray:
-    """Whether each column lies in ``K(ε, 𝒫)`` (within a relative tolerance), exactly via the set's min."""
+    """Whether each column lies in ``K(ε, 𝒫)`` (within a relative tolerance), exactly via the set's min.
+
+    Implements: the column cone of Corollary 1 (module docstring): ``c ≥ 0``, ``max_x c_x ≤ e^ε min_{Q∈𝒫} Q·c``.
+
+    Parameters
+    ----------
+    columns : numpy.ndarray, shape (N, K)
+        The columns to test.
+    uset : UncertaintySet
+        The uncertainty set 𝒫.
+    epsilon : float
+        ε ≥ 0.
+    rtol : float, default 1e-9
+        Relative tolerance (on ``min c ≥ −rtol·max c`` and on ``max c ≤ e^ε·min_Q Q·c·(1 + rtol)``).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (K,)
+        True for the columns in the cone.
+    """
     c = np.asarray(columns, dtype=float)
     low = uset.min_output_probability(c)
     return (c.min(axis=0) >= -rtol * c.max(axis=0)) & (c.max(axis=0) <= np.exp(epsilon) * low * (1 + rtol) + 1e-300)
@@ -266,6 +304,27 @@ def rays_cdd(uset: UncertaintySet, epsilon: float) -> np.ndarray:
 
     The cone is ``{c ≥ 0 : e^ε π·c − c_x ≥ 0 for every extreme point π of 𝒫 and every x}``. Exact for any
     set with a finite list of extreme points (``FiniteSet``, ``Simplex``, ``L1Ball`` for small N).
+
+    Implements: core paper, Corollary 1 (H-representation), enumerated by pycddlib (``docs/design.md`` §3).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        A set with ``extreme_points()``.
+    epsilon : float
+        ε ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, R)
+        The R extreme rays as columns (entries below 1e-13 in absolute value set to 0; R = 0 if none).
+
+    Raises
+    ------
+    ValueError
+        ``uset`` has no ``extreme_points``.
+    RayEnumerationError
+        pycddlib's double description failed.
     """
     import cdd
 

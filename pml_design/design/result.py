@@ -33,19 +33,67 @@ def relative_gap(value: float, bound: float) -> float:
     """``|bound − value| / max(|value|, 1e-300)``: the relative gap of a design (``inf`` when ``bound`` is not finite).
 
     One formula for both senses (the bound is above the value for a maximisation, below it for a minimisation).
+
+    Implements: the gap of ``docs/design.md`` §12 (the result contract).
+
+    Parameters
+    ----------
+    value : float
+        The design's (certified) utility or error.
+    bound : float
+        The proven bound on the optimum (``±inf`` or ``nan`` when none is proven).
+
+    Returns
+    -------
+    float
+        The relative gap ≥ 0; ``inf`` when ``value`` or ``bound`` is not finite.
     """
     g = _abs_gap(value, bound)
     return float(g / max(abs(float(value)), _TINY)) if np.isfinite(g) else float("inf")
 
 
 def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL) -> bool:
-    """The one rule for ``optimal``: ``|bound − value| ≤ rtol·|value| + GAP_ABS_FLOOR`` with a finite bound."""
+    """The one rule for ``optimal``: ``|bound − value| ≤ rtol·|value| + GAP_ABS_FLOOR`` with a finite bound.
+
+    Implements: the optimality rule of ``docs/design.md`` §12 (the result contract).
+
+    Parameters
+    ----------
+    value : float
+        The design's (certified) utility or error.
+    bound : float
+        The proven bound on the optimum.
+    rtol : float, default :data:`OPTIMAL_RTOL`
+        Relative tolerance.
+
+    Returns
+    -------
+    bool
+        True when both are finite and the rule holds.
+    """
     g = _abs_gap(value, bound)
     return bool(np.isfinite(g) and g <= rtol * abs(float(value)) + GAP_ABS_FLOOR)
 
 
 def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object) -> str:
-    """The guarantee of a design over a set, in words (:meth:`DesignResult.guarantee`; re-derived on load)."""
+    """The guarantee of a design over a set, in words (:meth:`DesignResult.guarantee`; re-derived on load).
+
+    Implements: the guarantee of core paper, Definition 5 (capacity over 𝒫 at most ε: ε-PML for every Q ∈ 𝒫).
+
+    Parameters
+    ----------
+    certified_epsilon : float
+        The exactly certified leakage level of the mechanism.
+    epsilon : float
+        The target ε of the design.
+    uncertainty : object
+        The uncertainty set (its ``repr`` is quoted).
+
+    Returns
+    -------
+    str
+        ``"<certified>-PML (target <ε>) for every distribution in <set>"`` (numbers to 6 significant digits).
+    """
     return f"{certified_epsilon:.6g}-PML (target {epsilon:.6g}) for every distribution in {uncertainty!r}"
 
 

@@ -87,12 +87,40 @@ class LinearUtility(Utility):
 
 
 def hamming_gain(n: int) -> np.ndarray:
-    """Gain matrix ``G = I``: the linear utility is the probability of reporting the truth."""
+    """Gain matrix ``G = I``: the linear utility is the probability of reporting the truth.
+
+    Implements: a linear utility of core paper eq. (9) (expected gain, :class:`LinearUtility`).
+
+    Parameters
+    ----------
+    n : int
+        Alphabet size N.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+        The identity.
+    """
     return np.eye(n)
 
 
 def distortion_gain(n: int, m: int | None = None) -> np.ndarray:
-    """Gain matrix ``G[x, y] = −|x − y|``: the linear utility is the negative expected distortion."""
+    """Gain matrix ``G[x, y] = −|x − y|``: the linear utility is the negative expected distortion.
+
+    Implements: a linear utility of core paper eq. (9) (expected gain, :class:`LinearUtility`).
+
+    Parameters
+    ----------
+    n : int
+        Input alphabet size N (rows x = 0, …, N − 1).
+    m : int, optional
+        Output alphabet size M (columns y = 0, …, M − 1); None: M = N.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, M)
+        ``−|x − y|`` as floats.
+    """
     m = n if m is None else m
     return -np.abs(np.arange(n)[:, None] - np.arange(m)[None, :]).astype(float)
 
@@ -287,7 +315,28 @@ _NAMED: dict[str, type[Utility]] = {
 
 
 def as_utility(utility: object) -> Utility:
-    """Resolve a utility given by name, by object, or as a gain matrix (→ :class:`LinearUtility`)."""
+    """Resolve a utility given by name, by object, or as a gain matrix (→ :class:`LinearUtility`).
+
+    Implements: the objective of core paper eq. (9) (the utilities of eq. (2) and the linear ones).
+
+    Parameters
+    ----------
+    utility : Utility, str or numpy.ndarray
+        A :class:`Utility` (returned as is); a name (case-insensitive: "mutual_information", "map_accuracy",
+        "chi_square_information", "total_variation_information", "frequency_estimation"); or a gain matrix.
+
+    Returns
+    -------
+    Utility
+        The utility object (a fresh instance for a name, a :class:`LinearUtility` for a matrix).
+
+    Raises
+    ------
+    ValueError
+        Unknown name.
+    TypeError
+        Anything else.
+    """
     if isinstance(utility, Utility):
         return utility
     if isinstance(utility, str):
