@@ -355,7 +355,22 @@ class Simplex(UncertaintySet):
 
 
 def as_uncertainty_set(uncertainty: object, name: str = "uncertainty") -> UncertaintySet:
-    """Accept an :class:`UncertaintySet` or a single prior vector (a zero-radius ball)."""
+    """Accept an :class:`UncertaintySet` or a single prior vector (a zero-radius ball).
+
+    Implements: the sets 𝒫 of core paper Definition 5 (a single prior: [15]'s fixed-prior case).
+
+    Parameters
+    ----------
+    uncertainty : UncertaintySet or array_like
+        A set (returned as is) or a probability vector.
+    name : str, default "uncertainty"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    UncertaintySet
+        ``uncertainty``, or a one-point :class:`FiniteSet` holding the vector.
+    """
     if isinstance(uncertainty, UncertaintySet):
         return uncertainty
     try:
@@ -415,7 +430,22 @@ def _log_ratios(cols: np.ndarray, uset: UncertaintySet) -> np.ndarray:
 
 
 def worst_case_distribution(mechanism: object, uncertainty: object) -> np.ndarray:
-    """A distribution of the set attaining the leakage capacity (Definition 5's maximiser)."""
+    """A distribution of the set attaining the leakage capacity (Definition 5's maximiser).
+
+    Implements: core paper, Definition 5 (the maximising Q of :func:`leakage_capacity`).
+
+    Parameters
+    ----------
+    mechanism : array_like, shape (N, M)
+        Row-stochastic matrix (rows = x, columns = y).
+    uncertainty : UncertaintySet or array_like
+        An :class:`L1Ball`, :class:`FiniteSet`, :class:`Simplex`, or a single prior vector.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        A Q of the set minimising ``Q·c`` for the emitted column c of largest leakage ratio.
+    """
     uset = as_uncertainty_set(uncertainty)
     _, cols, _ = _column_data(mechanism, uset)
     j = int(np.argmax(_log_ratios(cols, uset)))
@@ -452,6 +482,20 @@ def max_divergence_shift(mechanism: object, reference: object, uncertainty: obje
     it upper-bounds the sensitivity of Definition 6 and equals the bound (6) in the theorem's equality cases.
 
     Implements: core paper, Theorem 4 / Appendix B, Fig. 2.
+
+    Parameters
+    ----------
+    mechanism : array_like, shape (N, M)
+        Row-stochastic matrix (rows = x, columns = y).
+    reference : array_like, shape (N,)
+        The distribution P.
+    uncertainty : UncertaintySet or array_like
+        The set 𝒫 (or a single prior vector).
+
+    Returns
+    -------
+    float
+        The supremum in nats, over the outputs with ``P_Y(y) > 0`` (``inf`` if some Q makes one impossible).
     """
     uset = as_uncertainty_set(uncertainty)
     p = check_probability_vector(reference, "reference", size=uset.size)

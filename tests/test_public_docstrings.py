@@ -66,6 +66,7 @@ CHECKED: tuple[str, ...] = (
     "pml_design.pipeline",
     "pml_design.priors",
     "pml_design.statements",
+    "pml_design.uncertainty",
 )
 #: Modules whose public functions are checked for type hints only.
 TYPED_ONLY: tuple[str, ...] = ("pml_design.design.estimation.bound_cells",)
