@@ -19,10 +19,14 @@ The promise checked is ``leakage_capacity(matrix, set) ≤ ε + CERT_TOL`` with 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..uncertainty import UncertaintySet, leakage_capacity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .result import DesignResult
 
 __all__ = ["CERT_TOL", "Certificate", "CertificationError", "certified_result", "certify", "clean_matrix"]
 
@@ -59,7 +63,29 @@ class Certificate:
 
 
 def clean_matrix(matrix: np.ndarray, *, drop_empty_columns: bool = True, zero_tol: float = CLEAN_ZERO_TOL) -> np.ndarray:
-    """Clip solver noise: entries below ``zero_tol`` become 0, rows are renormalised, empty columns dropped."""
+    """Clip solver noise: entries below ``zero_tol`` become 0, rows are renormalised, empty columns dropped.
+
+    Implements: step 1 (clean) of the certification in the module docstring (``docs/design.md`` §6).
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray, shape (N, M)
+        The solver's matrix (not modified).
+    drop_empty_columns : bool, default True
+        Whether to remove the columns that are zero after cleaning.
+    zero_tol : float, default :data:`CLEAN_ZERO_TOL`
+        Entries below it (and non-finite ones) become 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, M')
+        The cleaned row-stochastic copy (M' ≤ M when empty columns are dropped).
+
+    Raises
+    ------
+    CertificationError
+        A row is zero after cleaning.
+    """
     W = np.array(matrix, dtype=float, copy=True)
     W[~np.isfinite(W)] = 0.0
     W[W < zero_tol] = 0.0
@@ -142,7 +168,7 @@ def certified_result(
     drop_empty_columns: bool = True,
     gap_rtol: float | None = None,
     cert: Certificate | None = None,
-):
+) -> DesignResult:
     """Certify a solver's matrix and wrap it in a :class:`~pml_design.design.result.DesignResult`.
 
     The utility is re-evaluated with numpy on the certified matrix; optimality is claimed only if the solver
@@ -150,6 +176,43 @@ def certified_result(
     :data:`~pml_design.design.result.OPTIMAL_RTOL`) of ``upper`` (:func:`~pml_design.design.result.proven_optimal`,
     the rule of every method).
     ``cert``: a :func:`certify` result for ``raw`` computed by the caller (not recomputed).
+
+    Implements: the certification of every design (``docs/design.md`` §6) and the optimality rule of §12.
+
+    Parameters
+    ----------
+    raw : numpy.ndarray, shape (N, M)
+        The solver's matrix.
+    uset : UncertaintySet
+        The uncertainty set 𝒫.
+    epsilon : float
+        The target ε.
+    util : Utility
+        The utility (its ``value`` and ``name`` are used).
+    prior : numpy.ndarray, shape (N,)
+        The distribution the utility is evaluated under.
+    upper : float
+        The proven bound on the optimum (``nan``: none, treated as ``inf``).
+    solved_optimally : bool
+        Whether the solver proved optimality.
+    status, method, solver : str
+        Recorded in the result.
+    solve_time : float
+        Seconds, recorded in the result.
+    info : dict, optional
+        Extra information; ``capacity_before_repair`` is added to a copy.
+    drop_empty_columns : bool, default True
+        Passed to :func:`certify`.
+    gap_rtol : float, optional
+        Relative tolerance of the optimality claim; None: :data:`~pml_design.design.result.OPTIMAL_RTOL`.
+    cert : Certificate, optional
+        A :func:`certify` result for ``raw`` (None: computed here).
+
+    Returns
+    -------
+    DesignResult
+        The certified matrix, its utility, ``certified_epsilon`` (exact capacity), ``upper_bound = max(upper,
+        utility)``, ``optimal`` and ``repair_weight``.
     """
     from .result import OPTIMAL_RTOL, DesignResult, proven_optimal
 

@@ -29,6 +29,13 @@ def c_stdout_silenced() -> Iterator[None]:
 
     Python's ``sys.stdout`` is flushed first, so nothing the caller printed before is lost or reordered. Output
     that another thread writes to descriptor 1 meanwhile is discarded too (the window is one solver call).
+
+    Implements: the silence rule of ``docs/design.md`` §12 (stdout belongs to the caller; module docstring).
+
+    Yields
+    ------
+    None
+        Descriptor 1 is restored on exit (also on an exception).
     """
     with _LOCK:
         try:
@@ -66,7 +73,15 @@ def silence_highs_banner() -> None:
 
 
 def new_highs() -> object:
-    """A ``highspy.Highs`` object with ``output_flag=False``, constructed without the banner on stdout."""
+    """A ``highspy.Highs`` object with ``output_flag=False``, constructed without the banner on stdout.
+
+    Implements: the silence rule of ``docs/design.md`` §12 (module docstring).
+
+    Returns
+    -------
+    highspy.Highs
+        A fresh solver object (the banner, if not yet printed, went to ``os.devnull``).
+    """
     import highspy  # noqa: PLC0415
 
     silence_highs_banner()
@@ -76,7 +91,22 @@ def new_highs() -> object:
 
 
 def silent_solve(prob: object, **kwargs: object) -> object:
-    """``prob.solve(verbose=False, **kwargs)`` for a cvxpy problem, with the HiGHS banner kept off stdout."""
+    """``prob.solve(verbose=False, **kwargs)`` for a cvxpy problem, with the HiGHS banner kept off stdout.
+
+    Implements: the silence rule of ``docs/design.md`` §12 (module docstring).
+
+    Parameters
+    ----------
+    prob : cvxpy.Problem
+        The problem to solve.
+    **kwargs
+        Passed to ``prob.solve`` (``verbose`` defaults to False; ``solver="HIGHS"`` silences the banner first).
+
+    Returns
+    -------
+    object
+        What ``prob.solve`` returns (the optimal value).
+    """
     if str(kwargs.get("solver", "")).upper() == "HIGHS":
         silence_highs_banner()
     kwargs.setdefault("verbose", False)
