@@ -113,6 +113,16 @@ def frame(pi: np.ndarray) -> np.ndarray:
 
     Implements: the elimination of ``Xπ = 1`` (docs/design.md §7.3): every ``X ⪰ 0`` with ``Xπ = 1`` is
     ``11ᵀ + BŶBᵀ`` with ``Ŷ ⪰ 0``, and then ``tr X⁻¹ − ‖π‖² = tr Ŷ⁻¹G`` and ``diag X = 1 + diag(BŶBᵀ)``.
+
+    Parameters
+    ----------
+    pi : numpy.ndarray, shape (N,)
+        The prior.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N − 1)
+        ``A₀``; its rows ``a_x`` give ``Q = Σ_x g_x a_x a_xᵀ``.
     """
     n = pi.size
     Q, _ = np.linalg.qr(np.column_stack([pi, np.eye(n)[:, : n - 1]]))
@@ -136,7 +146,29 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
 
     With ``y`` (``y_h = 0``) the dual matrix is the arrow ``Z = Diag(g) + e_h yᵀ + y e_hᵀ`` (docs/design.md §7.3,
     "the arrow row"): the value is ``2 tr (A₀ᵀ Z A₀)^½ + 1ᵀZ1 − ν·1 − φ`` and ``phi_max`` must bound
-    ``max_r rᵀZr − ν·r``. With ``d`` and ``s ≥ 0`` it is ``Z = Diag(g) + s ddᵀ`` (the rank-one moment), likewise.
+    ``max_r rᵀZr − ν·r``. With ``d`` and s it is ``Z = Diag(g) + s ddᵀ`` (the rank-one moment), likewise.
+
+    Parameters
+    ----------
+    g, nu : numpy.ndarray, shape (N,)
+        The diagonal and the linear multipliers.
+    prior : numpy.ndarray, shape (N,)
+        π.
+    phi_max : float
+        An upper bound of the pricing maximum at these multipliers.
+    r2_max : float, default inf
+        An upper bound of ``‖r‖²`` on the normalised rays (needed only when Q must be raised).
+    A0 : numpy.ndarray, optional
+        :func:`frame` of the prior (computed when not given).
+    y, h : numpy.ndarray and int, optional
+        The arrow row and its symbol.
+    d, s : numpy.ndarray and float, optional
+        The rank-one moment's direction and weight.
+
+    Returns
+    -------
+    float
+        A valid lower bound of the optimal A error, at the best scale of the point (``-inf`` when none).
     """
     pi = np.asarray(prior, dtype=float)
     A0 = frame(pi) if A0 is None else A0
@@ -161,6 +193,20 @@ def moment_dual(prior: np.ndarray, uset: UncertaintySet,
 
     Implements: the diagonal-moment dual of docs/design.md §7.3 as a second valuation of the coordinate
     relaxation's multipliers (:func:`.coordinate_bound.coordinate_bound`'s ``dual_value``).
+
+    Parameters
+    ----------
+    prior : numpy.ndarray, shape (N,)
+        π.
+    uset : UncertaintySet
+        The set (its box gives ``r2_max``).
+    epsilon : float
+        ε > 0.
+
+    Returns
+    -------
+    callable
+        ``value(g, ν, φ) -> float``.
     """
     pi = np.asarray(prior, dtype=float)
     A0, r2_max = _dual_setup(uset, epsilon, pi)
