@@ -28,7 +28,22 @@ class OutputFileError(ValueError):
 
 
 def is_mechanism_file(path: pathlib.Path) -> bool:
-    """Whether ``path`` is a pml-design mechanism file (JSON with ``"format": "pml-design-mechanism"``)."""
+    """Whether ``path`` is a pml-design mechanism file (JSON with ``"format": "pml-design-mechanism"``).
+
+    Implements: the "file of the kind being written" test of the module docstring's rules (issue 23) for
+    mechanism files; only the first MiB is read.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        An existing file.
+
+    Returns
+    -------
+    bool
+        True if its first MiB is a UTF-8 JSON object whose ``"format"`` is :data:`pml_design.deploy.file.FORMAT`;
+        False otherwise, also when it cannot be read or parsed.
+    """
     from .file import FORMAT  # noqa: PLC0415
 
     try:
@@ -41,7 +56,22 @@ def is_mechanism_file(path: pathlib.Path) -> bool:
 
 
 def is_matrix_csv(path: pathlib.Path) -> bool:
-    """Whether ``path`` looks like the matrix CSV of ``pml-design design -o`` (header ``input,y0,y1,...``)."""
+    """Whether ``path`` looks like the matrix CSV of ``pml-design design -o`` (header ``input,y0,y1,...``).
+
+    Implements: the "file of the kind being written" test of the module docstring's rules (issue 23) for matrix
+    CSVs; only the first line is read.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        An existing file.
+
+    Returns
+    -------
+    bool
+        True if its first line (UTF-8, stripped) is ``input,y0,...,y{M-1}`` with M ≥ 1; False otherwise, also
+        when it cannot be read or decoded.
+    """
     try:
         with path.open("rb") as fh:
             first = fh.readline(1 << 16).decode("utf-8-sig").strip()
@@ -72,6 +102,8 @@ def check_output_path(
 ) -> pathlib.Path:
     """Check that writing ``path`` destroys nothing; returns it as a :class:`pathlib.Path`.
 
+    Implements: the rules of the module docstring (issue 23, "files are sacred").
+
     Parameters
     ----------
     path : str or os.PathLike
@@ -89,6 +121,11 @@ def check_output_path(
     option, force_hint : str
         How the caller names the output and the override (``"--output"`` / ``"--force"`` on the command
         line, ``"path"`` / ``"overwrite=True"`` in Python).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as given (not resolved); nothing is created or written.
 
     Raises
     ------

@@ -206,6 +206,34 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False,
     :func:`~pml_design.deploy.guard.table_column_sha256` hashes it (the design-data fingerprint without a second
     read of the file). ``quote_values=False`` (records a differentially private release protects): no error
     message names a value of the column.
+
+    Implements: the streamed count of the design data (module docstring); one pass over the file in batches.
+
+    Parameters
+    ----------
+    source : TableSource
+        The table to read.
+    column : str
+        A column name, or a 0-based index if no column has that name (:meth:`TableSource.resolve`).
+    progress : bool, default False
+        Show a progress bar (bytes read).
+    digest : hashlib object, optional
+        Fed the column during the same pass (:func:`~pml_design.deploy.guard.update_column_digest`).
+    quote_values : bool, default True
+        Whether an error message may name a value of the column.
+
+    Returns
+    -------
+    labels : list of str
+        The distinct values, sorted, without :data:`MISSING_VALUES` (compared after stripping whitespace).
+    counts : numpy.ndarray of int64, shape (len(labels),)
+        How many cells hold each value.
+
+    Raises
+    ------
+    TableError
+        The column is missing or has no values, two values differ only in surrounding whitespace, or the file
+        cannot be read.
     """
     import pyarrow.compute as pc  # noqa: PLC0415
 
@@ -239,7 +267,33 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False,
 
 
 def report_counts(source: TableSource, column: str, mechanism: Any, *, progress: bool = False) -> np.ndarray:
-    """Number of reports per output of ``mechanism`` in a column of privatized labels (streamed)."""
+    """Number of reports per output of ``mechanism`` in a column of privatized labels (streamed).
+
+    Implements: the report counts the estimators of ``pml-design estimate`` start from (module docstring); one
+    pass over the file in batches, each cell matched as exact text.
+
+    Parameters
+    ----------
+    source : TableSource
+        The table of privatized records.
+    column : str
+        A column name, or a 0-based index if no column has that name (:meth:`TableSource.resolve`).
+    mechanism : Mechanism
+        The mechanism that produced the reports (its ``output_labels`` are used).
+    progress : bool, default False
+        Show a progress bar (bytes read).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (M,)
+        The count of each output label, in the order of ``mechanism.output_labels``.
+
+    Raises
+    ------
+    TableError
+        A cell is not an output label, the output labels are not distinct as text, the file has no data rows or
+        cannot be read.
+    """
     import pyarrow as pa  # noqa: PLC0415
 
     name = source.resolve(column)
@@ -288,6 +342,38 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     ``check_column``, if given, is called with the SHA-256 of the input column
     (:func:`pml_design.deploy.guard.table_column_sha256`, computed during the same pass) before the output is
     renamed into place; whatever it raises leaves no output (the design-data guard).
+
+    Parameters
+    ----------
+    source : TableSource
+        The input table.
+    column : str
+        The column to privatize: a name, or a 0-based index if no column has that name.
+    mechanism : Mechanism
+        The mechanism (its ``labels``, ``output_labels``, ``privatize_codes`` and ``metadata["path"]`` are used).
+    output : str or os.PathLike
+        The output file (checked by :func:`~pml_design.deploy.output.check_output_path`).
+    rng : numpy.random.Generator
+        Drawn from sequentially over the batches.
+    progress : bool, default False
+        Show a progress bar (bytes read).
+    overwrite : bool, default False
+        Replace an existing ``output`` that is not an input.
+    check_column : callable, optional
+        ``check_column(sha256_hex)``, called before the output is renamed into place.
+
+    Returns
+    -------
+    int
+        The number of data rows written.
+
+    Raises
+    ------
+    TableError
+        A cell is not a label of the mechanism, the labels are not distinct as text, the file has no data rows or
+        cannot be read.
+    OutputFileError
+        ``output`` would destroy a file (:func:`~pml_design.deploy.output.check_output_path`).
     """
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415

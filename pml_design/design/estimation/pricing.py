@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .master import gradients
-from ...uncertainty import L1Ball
+from ...uncertainty import L1Ball, UncertaintySet
 from .seeds import levels_from_f, nested_directions, nested_levels, subset_directions
 
 __all__ = ["local_pricing", "nested_pricing", "reduced_costs"]
@@ -26,11 +26,29 @@ NESTED_RESTARTS: int = 8
 
 
 def reduced_costs(R: np.ndarray, M: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """``d_k = −r_kᵀ M r_k + ν·r_k`` for every column of R."""
+    """``d_k = −r_kᵀ M r_k + ν·r_k`` for every column of R.
+
+    Implements: the reduced cost of docs/design.md §7 "Algorithm" (module docstring); ``d_k < 0``: the ray
+    improves the master.
+
+    Parameters
+    ----------
+    R : numpy.ndarray, shape (N, K)
+        Normalised rays, one per column.
+    M : numpy.ndarray, shape (N, N)
+        ``F⁻²`` (A-optimal) or ``F⁻¹`` (D-optimal), as in :func:`~.master.gradients`.
+    nu : numpy.ndarray, shape (N,)
+        The master's multipliers ν.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K,)
+        The reduced cost of each column.
+    """
     return gradients(R, M) + nu @ R
 
 
-def local_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
+def local_pricing(uset: UncertaintySet, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
                   gen: np.random.Generator, *, density: float | None = None, restarts: int = 6,
                   sweeps: int = 4, per_sweep: int = 4) -> np.ndarray:
     """Heuristic pricing over two-level subset directions: greedy single flips from several starts.
@@ -39,6 +57,38 @@ def local_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np
     ``1/(e^ε + 1)``, subset selection's k/N) alternating with 1/2 (Hadamard response's half-sets). Returns the
     normalised candidate columns (``prior·r = 1``): each local optimum and the ``per_sweep`` best improving
     neighbours met on the way.
+
+    Implements: docs/design.md §7 "Algorithm" (pricing without the complete ray list) over the two-level
+    directions of :func:`~.seeds.subset_directions` (§7 "Seeds that make LDP a floor").
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫.
+    epsilon : float
+        The PML budget ε.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the columns are normalised by (``prior·r = 1``).
+    M : numpy.ndarray, shape (N, N)
+        ``F⁻²`` (A-optimal) or ``F⁻¹`` (D-optimal).
+    nu : numpy.ndarray, shape (N,)
+        The master's multipliers ν.
+    gen : numpy.random.Generator
+        Draws the random start masks (and fixes empty or full ones).
+    density : float, optional
+        Fraction of symbols in the first start and in every other random start (the rest: 1/2); None:
+        ``1/(e^ε + 1)``.
+    restarts : int, default 6
+        Number of starts, the first one the ``round(N·density)`` symbols of largest ``M_xx − ν_x``.
+    sweeps : int, default 4
+        Most improving flips per start.
+    per_sweep : int, default 4
+        Most neighbours with negative reduced cost kept per sweep.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, K)
+        The distinct candidate columns, normalised (``prior·r = 1``).
     """
     n = prior.shape[0]
     rho = 1.0 / (math.exp(min(epsilon, 700.0)) + 1.0) if density is None else float(density)
@@ -92,7 +142,7 @@ def _values(alpha, beta, ok, pi_u, pi_w, nu_u, nu_w, stats):
     return np.where(ok, val, -np.inf)
 
 
-def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
+def nested_pricing(uset: UncertaintySet, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: np.ndarray,
                    gen: np.random.Generator, *, starts: np.ndarray | None = None, restarts: int = NESTED_RESTARTS,
                    sweeps: int = NESTED_SWEEPS, per_sweep: int = 4, deadline: float = math.inf,
                    work: int | None = None) -> np.ndarray:
@@ -108,8 +158,26 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
 
     Parameters
     ----------
+    uset : UncertaintySet
+        The uncertainty set 𝒫 (the ℓ1 ball is updated in O(N) per move).
+    epsilon : float
+        The PML budget ε.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the columns are normalised by (``prior·r = 1``).
+    M : numpy.ndarray, shape (N, N)
+        ``F⁻²`` (A-optimal) or ``F⁻¹`` (D-optimal); symmetrised here.
+    nu : numpy.ndarray, shape (N,)
+        The master's multipliers ν.
+    gen : numpy.random.Generator
+        Draws the ``restarts`` random start states.
     starts : numpy.ndarray of int, shape (S, N), optional
         Start states (0 = out, 1 = V∖U, 2 = U); besides them ``restarts`` random states.
+    restarts : int, default :data:`NESTED_RESTARTS`
+        Number of random start states (after ``starts``).
+    sweeps : int, default :data:`NESTED_SWEEPS`
+        Most moves per start.
+    per_sweep : int, default 4
+        Most improving moves kept as candidates per sweep.
     deadline : float, optional
         ``time.perf_counter()`` value after which every climb stops where it is and no new start is taken (the
         first start makes at least one move).
@@ -119,7 +187,7 @@ def nested_pricing(uset, epsilon: float, prior: np.ndarray, M: np.ndarray, nu: n
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray, shape (N, K)
         Normalised candidate columns (``prior·r = 1``): each local optimum and the ``per_sweep`` best improving
         moves met on the way.
     """

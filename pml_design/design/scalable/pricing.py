@@ -15,6 +15,7 @@ LP (``K1`` of :mod:`.cone`), for
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,7 +45,29 @@ def _knapsack_value(A: np.ndarray, order: np.ndarray, nu_sorted: np.ndarray, s: 
 
 
 def linear_pricing(A: np.ndarray, st: SliceStructure, iters: int = 80) -> tuple[np.ndarray, np.ndarray]:
-    """``max_{c ∈ K1} A_i·c`` for every row; returns (values, maximisers (rows × N))."""
+    """``max_{c ∈ K1} A_i·c`` for every row; returns (values, maximisers (rows × N)).
+
+    Implements: exact linear pricing on [15, Theorem 6]'s extreme-ray LP (module docstring): for a fixed level
+    ``S`` a fractional knapsack (coordinates filled from ``S`` up to ``T(S) = a + bS`` in descending ``A_x/ν_x``
+    order until ``ν·c = 1``), concave in ``S``, maximised by a golden-section search over ``[s_lo, s_hi]`` (the
+    two ends and the two final interior points are compared).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, shape (K, N) or (N,)
+        Weight vectors, one per row (a single vector is treated as one row).
+    st : SliceStructure
+        The normalised column cone ``K1`` (:func:`~.cone.slice_structure`).
+    iters : int, default 80
+        Golden-section iterations on ``S`` (unused when ``s_hi = s_lo``).
+
+    Returns
+    -------
+    values : numpy.ndarray, shape (K,)
+        ``max_{c ∈ K1} A_i·c`` per row.
+    C : numpy.ndarray, shape (K, N)
+        A maximiser per row (a normalised column, ``ν·c = 1``).
+    """
     A = np.atleast_2d(A)
     nu = st.nu
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -105,12 +128,35 @@ def _separable_terms(util: SubConvexUtility, prior: np.ndarray):
     return None
 
 
-def prefix_pool(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[np.ndarray, np.ndarray]:
+def prefix_pool(phi: Callable[[np.ndarray], np.ndarray], const: float, lam: np.ndarray,
+                st: SliceStructure) -> tuple[np.ndarray, np.ndarray]:
     """Heuristic pricing over structured vertices: prefixes in ascending ``λ_x/ν_x`` order.
 
     Family (a) (S = 0): prefix at ``T0``, one free coordinate anywhere, rest 0; family (b) (S > 0): prefix at
     ``T(S)``, rest at ``S``, with ``S`` fixed by ``ν·c = 1``. Returns every candidate (rows of the second array)
     with its exact reduced value, best first; no optimality claim.
+
+    Implements: the heuristic pricing of separable sub-convex values (module docstring; eq. (2)) on
+    [15, Theorem 6]'s extreme-ray LP; the exact bound is :mod:`.branch_bound`'s.
+
+    Parameters
+    ----------
+    phi : callable
+        ``phi(C)``: the per-coordinate terms ``φ_x(c_x)`` of the rows of ``C`` (elementwise, shape kept), as
+        returned by ``_separable_terms``.
+    const : float
+        The constant with ``μ(c) = Σ_x φ_x(c_x) + const`` on the slice.
+    lam : numpy.ndarray, shape (N,)
+        The master's multipliers λ.
+    st : SliceStructure
+        The normalised column cone ``K1``.
+
+    Returns
+    -------
+    values : numpy.ndarray, shape (K,)
+        ``Σ_x φ_x(c_x) − λ·c + const`` of each candidate, in descending order (empty when no candidate).
+    C : numpy.ndarray, shape (K, N)
+        The candidates (rows), in the same order.
     """
     nu = st.nu
     n = nu.shape[0]
@@ -164,8 +210,24 @@ def prefix_pool(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple
     return vals[order_v], C[order_v]
 
 
-def prefix_candidates(phi, const: float, lam: np.ndarray, st: SliceStructure) -> tuple[float, np.ndarray | None]:
-    """The best candidate of :func:`prefix_pool` (value, ray)."""
+def prefix_candidates(phi: Callable[[np.ndarray], np.ndarray], const: float, lam: np.ndarray,
+                      st: SliceStructure) -> tuple[float, np.ndarray | None]:
+    """The best candidate of :func:`prefix_pool` (value, ray).
+
+    Implements: the heuristic separable pricing of the module docstring (no optimality claim).
+
+    Parameters
+    ----------
+    phi, const, lam, st
+        As for :func:`prefix_pool`.
+
+    Returns
+    -------
+    value : float
+        The best reduced value ``μ(c) − λ·c`` (``-inf`` when there is no candidate).
+    ray : numpy.ndarray of shape (N,) or None
+        Its column (None when there is no candidate).
+    """
     vals, C = prefix_pool(phi, const, lam, st)
     if vals.size == 0:
         return -np.inf, None

@@ -94,7 +94,27 @@ def class_table(p: int, e: int) -> tuple[np.ndarray, np.ndarray]:
 
 def near_spectra(p: int, e: int, zero: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(masks, S)``: every union D of classes containing ``C_0`` (rows of ``masks``, e columns; ∪ {0} if ``zero``)
-    and ``S[D, j] = |D̂(u)|²`` for u in class j (``D̂(u) = Σ_{i∈D} η_{i+j} + [zero]``)."""
+    and ``S[D, j] = |D̂(u)|²`` for u in class j (``D̂(u) = Σ_{i∈D} η_{i+j} + [zero]``).
+
+    Implements: the Gaussian-period spectrum of the near-designs (docs/ldp.md §6; Storer 1967, ch. 1), from
+    :func:`class_table`.
+
+    Parameters
+    ----------
+    p : int
+        A prime.
+    e : int
+        The order of the classes, a positive divisor of ``p − 1``.
+    zero : bool
+        Whether every union contains the point 0.
+
+    Returns
+    -------
+    masks : numpy.ndarray of bool, shape (2^(e−1), e)
+        The unions D containing ``C_0``, one per row (column i: ``C_i ⊆ D``).
+    S : numpy.ndarray of float, shape (2^(e−1), e)
+        ``|D̂(u)|²`` for u in class j (column j) of each union.
+    """
     _, eta = class_table(p, e)
     masks = ((np.arange(1 << (e - 1))[:, None] >> np.arange(e - 1)[None, :]) & 1).astype(bool)
     masks = np.hstack([np.ones((masks.shape[0], 1), dtype=bool), masks])
@@ -163,7 +183,28 @@ def near_designs(n: int, max_outputs: int) -> tuple[tuple, ...]:
 
 def near_is_design(p: int, e: int, D: tuple[int, ...], zero: bool, A: tuple[int, ...]) -> bool:
     """Whether the near-design is a 2-design, counted in integers: a pair at difference ``z ≠ 0`` lies in
-    ``Σ_{α∈A} N_D(g^{−α} z)`` blocks (``N_D(d) = #{u ∈ D : u + d ∈ D}``, from an FFT rounded to integers)."""
+    ``Σ_{α∈A} N_D(g^{−α} z)`` blocks (``N_D(d) = #{u ∈ D : u + d ∈ D}``, from an FFT rounded to integers).
+
+    Implements: the integer check of the 2-design case of docs/ldp.md §6 (:func:`near_designs`).
+
+    Parameters
+    ----------
+    p : int
+        A prime.
+    e : int
+        The order of the classes, a positive divisor of ``p − 1``.
+    D : tuple of int
+        The classes whose union is the base block.
+    zero : bool
+        Whether the base block contains the point 0.
+    A : tuple of int
+        The multiplier classes α (blocks are the translates of ``g^α D``).
+
+    Returns
+    -------
+    bool
+        True if every pair of distinct points lies in the same number of blocks.
+    """
     cls, _ = class_table(p, e)
     member = np.isin(cls, D)
     member[0] = zero
@@ -177,7 +218,32 @@ def near_is_design(p: int, e: int, D: tuple[int, ...], zero: bool, A: tuple[int,
 def near_incidence(n: int, p: int, e: int, D: tuple[int, ...], zero: bool, A: tuple[int, ...],
                     points: np.ndarray | None = None) -> np.ndarray:
     """Incidence (N × |A|·p) of the translates of ``g^α ∪_{i∈D} C_i`` (∪ {0} if ``zero``), α ∈ A, restricted to N
-    points (``points``, default the first N); see :func:`near_designs`."""
+    points (``points``, default the first N); see :func:`near_designs`.
+
+    Implements: the near-design incidence of docs/ldp.md §6.
+
+    Parameters
+    ----------
+    n : int
+        Number of symbols N (rows).
+    p : int
+        A prime.
+    e : int
+        The order of the classes, a positive divisor of ``p − 1``.
+    D : tuple of int
+        The classes whose union is the base block.
+    zero : bool
+        Whether the base block contains the point 0.
+    A : tuple of int
+        The multiplier classes α.
+    points : numpy.ndarray of int, optional
+        The points of GF(p) the symbols sit on (the first N are used); None: ``0, …, N − 1``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (N, |A|·p)
+        Entry ``(x, a·p + s)`` (a the position of α in A): whether point x lies in the block ``s + g^α D``.
+    """
     cls, _ = class_table(p, e)
     x = np.arange(n) if points is None else np.asarray(points[:n], dtype=np.int64)
     blocks = []
