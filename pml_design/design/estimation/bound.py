@@ -108,6 +108,11 @@ def frank_wolfe_lower_bound(f: float, g_theta: float, nu_sum: float, max_value: 
         ``ν·1``.
     max_value : float
         Upper bound on ``max_r rᵀMr − ν·r``.
+
+    Returns
+    -------
+    float
+        The lower bound (valid for every θ̄ with ``F(θ̄) ≻ 0`` and every ν).
     """
     return float(f - g_theta - nu_sum - max_value)
 

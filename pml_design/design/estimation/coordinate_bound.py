@@ -71,6 +71,18 @@ def coordinate_relaxation(W: np.ndarray, prior: np.ndarray) -> float:
 
     Implements: the per-symbol inequality of the module docstring (docs/design.md §7.2), ``+inf`` when a symbol is
     not identified (``F_xx = 1``).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (N, M)
+        A row-stochastic mechanism.
+    prior : numpy.ndarray, shape (N,)
+        π, the distribution the error is taken at.
+
+    Returns
+    -------
+    float
+        The lower bound.
     """
     W = np.asarray(W, dtype=float)
     pi = np.asarray(prior, dtype=float)

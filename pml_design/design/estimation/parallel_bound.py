@@ -81,7 +81,17 @@ def available(time_limit: float) -> bool:
     ``time_limit ≥ MIN_SECONDS``, a caller on the main thread of a process that may have children (not a daemon,
     e.g. a ``multiprocessing.Pool`` worker; a design run from a thread pool is one of several side by side), and the
     environment variable ``PML_DESIGN_BACKGROUND_BOUND`` not ``0`` (:func:`pml_design.sweep` sets it in its
-    process-parallel tasks, which already use the CPUs).
+    process-parallel tasks, which already use the CPUs). Implements: docs/design.md §7.4.
+
+    Parameters
+    ----------
+    time_limit : float
+        The design's time limit, in seconds.
+
+    Returns
+    -------
+    bool
+        Whether :class:`BackgroundBound` may be started.
     """
     if not ENABLED or time_limit < MIN_SECONDS or not sys.platform.startswith("linux"):
         return False

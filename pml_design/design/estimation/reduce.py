@@ -26,6 +26,21 @@ def fewer_outputs(V: np.ndarray, theta: np.ndarray, time_limit: float) -> np.nda
     A HiGHS dual simplex with zero objective and a wall-clock limit of ``time_limit`` seconds (so it fits in the
     caller's time budget); None when there is nothing to gain (K ≤ N(N+1)/2), no time (the set-up alone, estimated
     at :data:`REDUCE_SECONDS_PER_ENTRY` per constraint entry, must fit in half of it), or no solution in time.
+    Implements: docs/design.md §7 ("Outputs", Carathéodory).
+
+    Parameters
+    ----------
+    V : numpy.ndarray, shape (N, K)
+        The design's normalised rays (columns).
+    theta : numpy.ndarray, shape (K,)
+        Their weights.
+    time_limit : float
+        Seconds the reduction may take, set-up included.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The row-stochastic mechanism on at most N(N+1)/2 outputs, or None.
     """
     from scipy.optimize import linprog  # noqa: PLC0415
 
@@ -49,7 +64,22 @@ def fewer_outputs(V: np.ndarray, theta: np.ndarray, time_limit: float) -> np.nda
 
 def prune(V: np.ndarray, theta: np.ndarray, cap: int) -> np.ndarray:
     """Indices of the generated columns kept for the next master: weight above 1e-7 of the largest, at most ``cap``
-    (the heaviest); the next master re-balances the row sums (infeasible-start Newton)."""
+    (the heaviest); the next master re-balances the row sums (infeasible-start Newton; docs/design.md §7, "Master").
+
+    Parameters
+    ----------
+    V : numpy.ndarray, shape (N, K)
+        The generated columns.
+    theta : numpy.ndarray, shape (K,)
+        Their weights in the last master.
+    cap : int
+        The most columns kept.
+
+    Returns
+    -------
+    numpy.ndarray
+        The kept indices, sorted.
+    """
     keep = np.flatnonzero(theta > 1e-7 * max(float(theta.max()), 1e-300))
     if keep.size > cap:
         keep = keep[np.argsort(-theta[keep])[:cap]]
