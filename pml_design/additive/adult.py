@@ -88,6 +88,12 @@ def laplace_utility_experiment(
         Number of random shuffles (the paper uses 100).
     rng : numpy.random.Generator, int or None
         Source of randomness (shuffles and noise).
+
+    Returns
+    -------
+    LaplaceUtilityResult
+        The grid, the empirical MI and the scale ``b`` per (δ, ε, m, shuffle), and the number of cells
+        released without noise (target above ``−log p_min``).
     """
     data = check_binary_data(x, "x")
     if data.ndim != 1:
@@ -142,6 +148,33 @@ def adult_laplace_experiment(
 
     Implements: core paper, Section VI-C1, Fig. 4 (``deltas = (1e-9, 0)``) and Fig. 5
     (``epsilons = (log 2,)``, several δ including 0). See :func:`laplace_utility_experiment`.
+
+    Parameters
+    ----------
+    feature : {"income", "sex"}, default "income"
+        The binary column of the Adult data to use.
+    ms : sequence of int, default (100, 300, 1000, 3000, 10000, 30000, 48842)
+        Sample sizes ``m`` (each ≤ the number of records of ``split``).
+    epsilons : sequence of float, default (0.25, 0.5, 0.75, 1.0)
+        Targets ε > 0.
+    deltas : sequence of float, default (1e-9, 0.0)
+        Failure probabilities in [0, 1]; ``0`` gives the LDP baseline.
+    n_shuffles : int, default 100
+        Number of random shuffles.
+    rng : numpy.random.Generator, int or None
+        Source of randomness (shuffles and noise).
+    split : {"train", "test", "all"}, default "all"
+        Which part of the bundled data to load (:func:`pml_design.datasets.load_adult`).
+
+    Returns
+    -------
+    LaplaceUtilityResult
+        The result of :func:`laplace_utility_experiment` on that column.
+
+    Raises
+    ------
+    ValueError
+        If ``feature`` is neither ``"income"`` nor ``"sex"``.
     """
     from ..datasets import load_adult
 

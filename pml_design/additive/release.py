@@ -120,6 +120,11 @@ def laplace_mechanism(x: object, scale: object, rng: object = None) -> np.ndarra
         ``b > 0``, broadcastable against ``x`` (e.g. shape ``(repetitions, 1)``).
     rng : numpy.random.Generator, int or None
         Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        ``x + L``, of the broadcast shape of ``x`` and ``scale``.
     """
     xx = check_binary_data(x)
     b = _check_scale_array(scale, "scale")
@@ -141,6 +146,11 @@ def gaussian_mechanism(x: object, sigma: object, rng: object = None) -> np.ndarr
         ``σ > 0``, broadcastable against ``x``.
     rng : numpy.random.Generator, int or None
         Source of randomness.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        ``x + G``, of the broadcast shape of ``x`` and ``sigma``.
     """
     xx = check_binary_data(x)
     s = _check_scale_array(sigma, "sigma")

@@ -42,6 +42,13 @@ def build_parser() -> Parser:
 
     Building it imports the standard library only (no numpy, scipy or cvxpy), so ``--help`` and argument
     errors are fast; each subcommand imports what it needs when it runs.
+
+    Implements: the command line of ``docs/cli.md``.
+
+    Returns
+    -------
+    Parser
+        The top-level parser, with ``--version`` and one subparser per entry of ``COMMANDS``.
     """
     parser = Parser(prog=PROG, description="Privacy mechanisms with context-aware guarantees (PML).",
                     epilog="Run 'pml-design demo' to see the library's main job on real data.")

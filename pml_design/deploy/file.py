@@ -78,7 +78,20 @@ def _plain(obj: Any) -> Any:
 
 
 def content_hash(document: dict) -> str:
-    """SHA-256 (hex) of a mechanism document's canonical JSON, without its ``sha256`` field."""
+    """SHA-256 (hex) of a mechanism document's canonical JSON, without its ``sha256`` field.
+
+    Implements: the content hash of the module docstring (canonical JSON: keys sorted, no whitespace, UTF-8).
+
+    Parameters
+    ----------
+    document : dict
+        The mechanism document (its ``sha256`` field, if any, is left out of the hash).
+
+    Returns
+    -------
+    str
+        The 64-character hexadecimal SHA-256 digest.
+    """
     body = {k: v for k, v in document.items() if k != "sha256"}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

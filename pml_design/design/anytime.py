@@ -34,6 +34,20 @@ def cg_threshold(value: float, rtol: float = PROOF_RTOL) -> float:
 
     Relative so that a small optimum (a χ² information of 1e-9) is still sought to ``rtol`` of itself; the floor
     keeps the search above the master LP's rounding.
+
+    Implements: the stopping rule of the anytime contract (``docs/design.md`` §5; module docstring).
+
+    Parameters
+    ----------
+    value : float
+        The current value of the master LP.
+    rtol : float, default PROOF_RTOL
+        Relative tolerance.
+
+    Returns
+    -------
+    float
+        ``rtol · max(|value|, 1e-6)``: reduced values at or below it are not acted on.
     """
     return float(rtol * max(abs(value), 1e-6))
 
@@ -93,6 +107,22 @@ def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: 
     The one gap warning of every method (linear, convex, exact, column generation, frequency estimation);
     ``stacklevel`` as for :func:`_warn_gap` (counted from the caller of this helper's caller); ``detail`` is added
     to the parenthesis that states the value and the bound.
+
+    Implements: the gap warning of the anytime contract (``docs/design.md`` §5; module docstring).
+
+    Parameters
+    ----------
+    res : DesignResult
+        The result; its ``relative_gap``, ``utility_name``, ``method``, ``utility``, ``bound`` and ``sense``
+        (``"min"`` reads as an error with a lower bound, otherwise a utility with an upper bound) are used.
+    time_limit : float
+        The time limit in seconds (``inf`` when none was set), quoted in the warning.
+    hint : str, default ""
+        Added after ``solver_options={'time_limit': ...}`` in the advice of the message.
+    stacklevel : int, default 4
+        Passed on (plus one) to :func:`_warn_gap`.
+    detail : str, default ""
+        Extra text for the parenthesis of the message.
     """
     kind = "error" if getattr(res, "sense", "max") == "min" else "utility"
     side = "lower" if getattr(res, "sense", "max") == "min" else "upper"

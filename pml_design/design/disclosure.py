@@ -65,7 +65,24 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
 
 
 def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
-    """Human-readable lines for :func:`output_disclosure`: singled-out outputs first, then the posteriors."""
+    """Human-readable lines for :func:`output_disclosure`: singled-out outputs first, then the posteriors.
+
+    Implements: the disclosure listing of issue 22 (docs/design.md §10) as text.
+
+    Parameters
+    ----------
+    entries : sequence of dict
+        The entries of :func:`output_disclosure` (keys ``output``, ``singles_out``, ``input``,
+        ``max_posterior``).
+    limit : int, default 12
+        At most this many singled-out outputs and this many posteriors (the largest) are listed.
+
+    Returns
+    -------
+    list of str
+        A head line on the singled-out outputs and one line per such output (or one line saying there is
+        none), then a head line and one line per output with the largest posteriors, largest first.
+    """
     lines = []
     singles = [e for e in entries if e["singles_out"] is not None]
     if singles:

@@ -29,10 +29,29 @@ def solve_ray_lp(
 ) -> tuple[np.ndarray, float, str, np.ndarray | None]:
     """Solve ``max valuesᵀθ s.t. rays θ = 1, θ ≥ 0`` ([15, Theorem 6]).
 
-    ``time_limit`` (seconds, default none) bounds the solver; a solve it stops is a :class:`SolverFailedError`.
+    Parameters
+    ----------
+    rays : numpy.ndarray, shape (N, K)
+        The ray columns.
+    values : numpy.ndarray, shape (K,)
+        Their utilities (finite).
+    solver : str or None, default None
+        ``None`` or ``"HIGHS_SCIPY"`` solves with SciPy's HiGHS (dual simplex, then interior point); any other
+        name is passed to cvxpy.
+    time_limit : float or None, default None
+        Seconds the solver may take (SciPy path); a solve it stops is a :class:`SolverFailedError`.
 
-    Returns ``(theta, optimum, status, duals)``; duals (``y`` with ``raysᵀ y ≥ values`` up to solver tolerance)
-    are returned by the default HiGHS path; :func:`ray_lp_upper_bound` turns them into a valid bound.
+    Returns
+    -------
+    theta : numpy.ndarray, shape (K,)
+        The optimal weights, clipped at 0.
+    optimum : float
+        The LP's optimal value.
+    status : str
+        ``"optimal"`` on the SciPy path, else cvxpy's status.
+    duals : numpy.ndarray or None
+        The duals ``y`` of the equality rows (``raysᵀ y ≥ values`` up to solver tolerance);
+        :func:`ray_lp_upper_bound` turns them into a valid bound.
 
     Raises
     ------
@@ -84,6 +103,15 @@ def ray_lp_upper_bound(rays: np.ndarray, values: np.ndarray, duals: np.ndarray) 
 
     When ``rays`` contains every extreme ray of the column cone, this bounds the utility of *every* mechanism
     in the polytope (each column is a non-negative combination of rays and μ is sublinear).
+
+    Parameters
+    ----------
+    rays : numpy.ndarray, shape (N, K)
+        The ray columns ``r_k`` (non-negative).
+    values : numpy.ndarray, shape (K,)
+        Their utilities ``μ_k``.
+    duals : numpy.ndarray, shape (N,)
+        Approximate duals ``y`` of the equality rows (e.g. from :func:`solve_ray_lp`).
 
     Returns
     -------

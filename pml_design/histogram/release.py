@@ -169,6 +169,19 @@ def release_histogram(
     ``scale`` with :func:`pml_design.histogram.histogram_scale_for` (PML, needs α) or
     :func:`pml_design.histogram.histogram_dp_scale_for` (DP).
 
+    Parameters
+    ----------
+    data : array_like
+        One value per record (1-D, non-empty).
+    bins : int, sequence or None
+        ``int k`` (integer codes ``0..k−1``) or the declared category labels; None when ``edges`` is given.
+    scale : float
+        Laplace scale ``b ≥ 0`` (``0`` releases the exact counts).
+    edges : array_like, optional
+        Instead of ``bins``: increasing numeric bin edges (as :func:`histogram_counts`).
+    repetitions, clip, round, rng
+        As for :func:`laplace_histogram`.
+
     Returns
     -------
     numpy.ndarray of float

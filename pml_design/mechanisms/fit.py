@@ -50,7 +50,24 @@ class ReportFit:
 
 
 def check_possible_reports(W: np.ndarray, counts: np.ndarray, output_labels: object = None) -> None:
-    """Refuse reports on outputs whose column of ``W`` is all zero (the mechanism never produces them)."""
+    """Refuse reports on outputs whose column of ``W`` is all zero (the mechanism never produces them).
+
+    Implements: the last rule of the module docstring (an output the mechanism cannot produce is impossible).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (N, M)
+        The mechanism matrix.
+    counts : numpy.ndarray, shape (M,)
+        Report counts per output.
+    output_labels : sequence or None, default None
+        Output names used in the message (default: the column indices).
+
+    Raises
+    ------
+    ValueError
+        If some report falls on an output with an all-zero column (the first five such outputs are named).
+    """
     never = (W.max(axis=0) <= 0) & (counts > 0)
     if never.any():
         j = np.flatnonzero(never)

@@ -104,6 +104,29 @@ def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "
 
     Hash-based (:meth:`pandas.Index.get_indexer`), O(n). A pandas Categorical/Series is matched through its
     categories, so only its (few) categories are looked up.
+
+    Implements: the label lookup of the module docstring (the data interface of ``Mechanism``).
+
+    Parameters
+    ----------
+    values : array_like, pandas.Series, pandas.Index or pandas.Categorical
+        The label values (non-empty).
+    labels : sequence
+        The declared labels; a value's code is its position here.
+    name : str
+        Name of ``values`` in error messages.
+    unknown_as : str, default "the mechanism does not know"
+        How error messages describe values not in ``labels``.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The codes, of the shape of ``values``.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is empty or holds a value (or a missing value) not in ``labels``.
     """
     import pandas as pd  # noqa: PLC0415 - only needed for labelled data
 

@@ -64,7 +64,18 @@ __all__ = [
 
 
 def binary_ldp(epsilon: float) -> Mechanism:
-    """The binary ε-LDP mechanism (Warner's randomized response; core paper Remark 3)."""
+    """The binary ε-LDP mechanism (Warner's randomized response; core paper Remark 3).
+
+    Parameters
+    ----------
+    epsilon : float
+        The LDP level ε.
+
+    Returns
+    -------
+    Mechanism
+        :func:`randomized_response` on 2 symbols, named ``"binary-LDP"``.
+    """
     return randomized_response(2, epsilon).with_name("binary-LDP")
 
 

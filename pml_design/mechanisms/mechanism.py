@@ -41,7 +41,20 @@ IDENTIFIABILITY_RTOL: float = 1e-8
 
 
 def project_to_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection of a vector onto the probability simplex (sort-based, exact)."""
+    """Euclidean projection of a vector onto the probability simplex (sort-based, exact).
+
+    Implements: the projection ``Π`` of ``estimate(..., project=True)`` (docs/ldp.md §2).
+
+    Parameters
+    ----------
+    v : numpy.ndarray, shape (N,)
+        The vector to project.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (N,)
+        The point of the simplex nearest to ``v`` in ℓ2: ``max(v − θ, 0)`` for the threshold θ that makes it sum to 1.
+    """
     v = np.asarray(v, dtype=float)
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - 1.0

@@ -121,6 +121,41 @@ def design_scalable(
     stderr is a terminal) shows value, bound and gap. ``warm_columns`` (rows ``P̂·c = 1``, e.g. ``info["columns"]``
     of a design at a nearby ε) start the master outside Proposition 2, mixed into the cone where needed. A
     :class:`PMLDesignWarning` is emitted when the relative gap left exceeds 1 %.
+
+    Implements: column generation on [15, Theorem 6]'s extreme-ray LP under the anytime contract of
+    ``docs/design.md`` §5 (exact nested-pair pricing outside Proposition 2).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The uncertainty set (a fixed prior, an ℓ1 ball or the simplex).
+    eps : float
+        The PML target ε.
+    util : Utility
+        The utility to maximise.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the utility is evaluated at (outside Proposition 2: the ball's centre).
+    solver : {None, "HIGHS", "HIGHS_SCIPY"}, default None
+        The master LP's solver (HiGHS only).
+    time_limit : float, default DEFAULT_TIME_LIMIT
+        Seconds for the whole call.
+    max_nodes : int, default 20000
+        Node limit of the pricing's branch and bound.
+    progress : bool or None, default None
+        Show a progress bar (None: when stderr is a terminal).
+    warm_columns : numpy.ndarray or None, default None
+        Columns of a nearby design to start the master from (outside Proposition 2).
+
+    Returns
+    -------
+    DesignResult
+        The certified design with its valid upper bound; ``info`` holds the iterations, the number of columns,
+        the pricing nodes, the wall time, the normalised columns used and, if better, the seed used.
+
+    Raises
+    ------
+    ValueError
+        If ``solver`` is not a HiGHS one, or, outside Proposition 2, ``prior`` is not the ball's centre.
     """
     if solver not in (None, "HIGHS", "HIGHS_SCIPY"):
         raise ValueError(f"the scalable method uses HiGHS for its master LP; solver {solver!r} is not supported")

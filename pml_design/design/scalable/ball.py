@@ -93,6 +93,43 @@ def ball_column_generation(
     (:func:`.ball_column_bound.max_column_value`, the Lagrangian bound at zero duals), which the master's duals
     cannot certify when the best columns are near-uniform on a set of mass θ (a subset-sum question; docs §5).
     ``seed_columns`` (rows, ``P̂·c = 1``, inside the cone) start the master.
+
+    Parameters
+    ----------
+    ball : L1Ball
+        The uncertainty set ``B_β(P̂)`` (any radius).
+    epsilon : float
+        The PML target ε.
+    util : Utility
+        Mutual information, χ², total variation or MAP accuracy.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the utility is evaluated at.
+    deadline : float
+        ``time.perf_counter()`` value at which the iterations stop.
+    time_limit : float
+        The call's time limit in seconds (sizes the pricing rounds and the final solve).
+    max_nodes : int, default 20000
+        Node limit of a branch and bound.
+    rtol : float, default PROOF_RTOL
+        Relative gap at which the run counts as proven optimal.
+    progress : bool, default False
+        Show a progress bar.
+    seed_columns : list or None, default None
+        Arrays of columns (rows) added to the master's start.
+    max_iter : int, default 100000
+        Most iterations.
+
+    Returns
+    -------
+    dict
+        ``matrix`` (N × K mechanism), ``value``, ``upper_bound`` (valid, at least ``value``), ``proven``,
+        ``iterations``, ``n_columns``, ``time``, ``history`` (``(iteration, value, bound)``), ``pricing_nodes``,
+        ``duals`` and ``columns`` (every column of the master, as rows).
+
+    Raises
+    ------
+    ValueError
+        If ``util`` has no exact pricing (neither a mass utility nor MAP accuracy).
     """
     from .ball_column_bound import max_column_value, threshold_pairs  # noqa: PLC0415
     from .ball_pricing import MAX_ENUMERATION_SIZE, BallCone, PairPricer, mass_phi  # noqa: PLC0415

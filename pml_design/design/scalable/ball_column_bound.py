@@ -189,8 +189,22 @@ def threshold_pairs(pr: PairPricer, thresh: float = 0.0) -> list:
     the set with its mass in ``[θ, θ + δ]`` (V) or ``[θ − δ, θ)`` (U) and the least ``Λ − ρP̂`` (ρ: the κ at the
     fractional break of mass θ) is found exactly by meet in the middle over the :data:`CORE_SIZE` items nearest the
     break in κ order (the cheaper ones always in, the dearer ones out). V is completed by its best κ-prefix as U,
-    and U by its best single item outside as V∖U. Returns ``[(value, U, V)]`` above ``thresh``, best first (at most
-    one per window and side, distinct V).
+    and U by its best single item outside as V∖U.
+
+    Implements: the subset-sum pricing heuristic of the module docstring (``docs/design.md`` §5).
+
+    Parameters
+    ----------
+    pr : PairPricer
+        The pricer of the current duals (its cone, mass spec and ``Λ``).
+    thresh : float, default 0.0
+        Only pairs whose reduced value exceeds it are returned.
+
+    Returns
+    -------
+    list of tuple
+        ``(value, U, V)`` (float, boolean masks of shape (N,)) above ``thresh``, best first, at most one per window
+        and side, distinct V; empty when the threshold mass θ is ≥ 1 or fewer than two symbols have mass.
     """
     cone, p, lam = pr.cone, pr.cone.p, pr.lam
     th = cone.threshold

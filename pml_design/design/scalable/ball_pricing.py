@@ -29,6 +29,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,10 +57,20 @@ def _xlogx(c):
         return np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0)
 
 
-def mass_phi(util: object):
+def mass_phi(util: object) -> tuple[Callable[[np.ndarray], np.ndarray], float] | None:
     """``(φ, const)`` with ``μ(c) = Σ_x P̂_x φ(c_x) + const`` on ``P̂·c = 1`` (prior = P̂), or None.
 
-    φ is convex (its maximum over an interval is at an end point, used by the bounds).
+    Implements: the column term of the module docstring (docs/design.md §5); φ is convex (maximal at interval ends).
+
+    Parameters
+    ----------
+    util : Utility
+        The design utility.
+
+    Returns
+    -------
+    tuple of (callable, float) or None
+        MI ``(c log c, 0)``, χ² ``(c², −1)``, total variation ``(|c − 1|/2, 0)``; None for any other utility.
     """
     if isinstance(util, MutualInformation):
         return _xlogx, 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -83,7 +84,8 @@ def _lagrangian_interval_bound(psi, const: float, st: SliceStructure, A: float, 
 
 
 def separable_pricing(
-    phi, const: float, lam: np.ndarray, st: SliceStructure, *, max_nodes: int = 20000, rtol: float = 1e-9,
+    phi: Callable[[np.ndarray], np.ndarray], const: float, lam: np.ndarray, st: SliceStructure, *,
+    max_nodes: int = 20000, rtol: float = 1e-9,
     incumbent: float = -np.inf,
     stop_above: float = np.inf,
     collect: list | None = None,
@@ -101,9 +103,39 @@ def separable_pricing(
     and solves the fractional knapsack over ``ν·c = 1``. Nodes whose bound cannot beat ``incumbent`` are pruned,
     and every pruned or unexplored node's bound is kept, so the returned upper bound is always valid.
 
+    Parameters
+    ----------
+    phi : callable
+        ``c ↦ (φ_x(c_x))_x`` on an array of shape (N,) (convex in each coordinate).
+    const : float
+        The constant term.
+    lam : numpy.ndarray, shape (N,)
+        The dual vector λ.
+    st : SliceStructure
+        The normalised column cone ``K1``.
+    max_nodes : int, default 20000
+        Most nodes explored.
+    rtol : float, default 1e-9
+        Relative tolerance below which a node cannot beat the incumbent and is closed.
+    incumbent : float, default -inf
+        Value to beat: nodes whose bound does not exceed it are pruned.
+    stop_above : float, default inf
+        Return as soon as a feasible value exceeds it.
+    collect : list or None, default None
+        Receives ``(value, ray)`` for every feasible vertex found above ``incumbent``.
+    deadline : float, default inf
+        ``time.perf_counter()`` value at which the search stops.
+
     Returns
     -------
-    (best_value, best_ray, upper_bound, nodes)
+    best_value : float
+        The best feasible value found (``-inf`` if none).
+    best_ray : numpy.ndarray or None
+        Its column ``c``.
+    upper_bound : float
+        A valid upper bound on the maximum (``inf`` when stopped by ``stop_above``).
+    nodes : int
+        Nodes explored.
     """
     nu = st.nu
     n = nu.shape[0]

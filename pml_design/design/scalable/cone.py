@@ -39,7 +39,30 @@ class SliceStructure:
 
 
 def slice_structure(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> SliceStructure:
-    """The two-level box structure of the column cone for the supported sets (see module docstring)."""
+    """The two-level box structure of the column cone for the supported sets (see module docstring).
+
+    Implements: the two-level form of ``K(ε, 𝒫)`` of ``docs/design.md`` §5 (module docstring).
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        A fixed prior (an ℓ1 ball of radius 0 or a one-point finite set), an ℓ1 ball inside Proposition 2, or
+        the simplex.
+    epsilon : float
+        The PML target ε.
+    prior : numpy.ndarray, shape (N,)
+        The utility prior (the normalisation ν for the simplex).
+
+    Returns
+    -------
+    SliceStructure
+        ``ν``, ``a``, ``b``, ``s_lo`` and ``s_hi`` of ``K1``.
+
+    Raises
+    ------
+    ValueError
+        For an ℓ1 ball outside Proposition 2 (``β ≥ 2 min P̂``) or an unsupported set.
+    """
     e = math.exp(epsilon)
     if isinstance(uset, FiniteSet) and uset.distributions.shape[0] == 1:
         uset = L1Ball(uset.distributions[0], 0.0)
@@ -119,7 +142,18 @@ def window_columns(st: SliceStructure) -> np.ndarray:
     symbol) admit weights summing to 1 with ``Σθ c = 1``. Their mixture is the "window" mechanism (output = a
     window containing x), whose mutual information tends to ``log T0`` (ε for a fixed prior, ε' of eq. (13) for the
     ball) as the masses shrink; it gives the master a non-degenerate, informative basis from the first iteration.
-    Returns an empty array when ``s_lo > 0`` or ``T0 ≤ 1``.
+
+    Implements: the sliding-window start of ``docs/design.md`` §5.
+
+    Parameters
+    ----------
+    st : SliceStructure
+        The normalised column cone.
+
+    Returns
+    -------
+    numpy.ndarray, shape (K, N)
+        The window columns as rows; empty (shape ``(0, N)``) when ``s_lo > 0`` or ``T0 ≤ 1``.
     """
     nu = st.nu
     n = nu.shape[0]

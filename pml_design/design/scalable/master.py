@@ -162,7 +162,41 @@ def column_generation(
     rng: np.random.Generator | None = None,
     progress: bool = False,
 ) -> dict:
-    """Column generation on the extreme-ray LP. Returns a dict with the matrix, bounds and diagnostics."""
+    """Column generation on the extreme-ray LP. Returns a dict with the matrix, bounds and diagnostics.
+
+    Implements: column generation on [15, Theorem 6]'s ray LP over the cone of :func:`.cone.slice_structure`
+    (``docs/design.md`` §5): linear pricing for linear utilities and MAP accuracy, prefix pool then branch and
+    bound (:func:`.branch_bound.separable_pricing`) for separable ones, local search (no bound) otherwise.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        A set supported by :func:`.cone.slice_structure`.
+    epsilon : float
+        The PML target ε.
+    util : Utility
+        The utility to maximise.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the utility is evaluated at.
+    max_iter : int, default 5000
+        Most iterations.
+    time_limit : float, default 60.0
+        Seconds for the iterations.
+    rtol : float, default PROOF_RTOL
+        Relative gap at which the run counts as proven optimal.
+    max_nodes : int, default 20000
+        Node limit of the branch and bound.
+    rng : numpy.random.Generator or None, default None
+        Randomness of the local-search pricing (default: seed 0).
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        ``matrix`` (N × M mechanism), ``value``, ``upper_bound`` (at least ``value``; ``inf`` when no bound was
+        proven), ``proven``, ``iterations``, ``n_columns``, ``time``, ``history``, ``pricing_nodes`` and ``duals``.
+    """
     st = slice_structure(uset, epsilon, prior)
     n = st.nu.shape[0]
     rng = rng or np.random.default_rng(0)

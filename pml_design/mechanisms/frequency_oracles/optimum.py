@@ -92,7 +92,23 @@ def pair_balanced_mse(n: int, b: int, r: int, lam: int, epsilon: float, prior: n
     """Exact ``n·E‖f̂ − P‖²`` (records i.i.d. from ``prior``) of the pure-protocol estimator of a pair-balanced family.
 
     ``p* = r e^ε/(r e^ε + b − r)``, ``q* = (λ e^ε + r − λ)/(r e^ε + b − r)`` (module docstring), written in
-    ``e^{−ε}``; then [WBLJ17] Theorem 2 plus the multinomial term ``p_v(1 − p_v)``.
+    ``e^{−ε}``; then [WBLJ17] Theorem 2 plus the multinomial term ``p_v(1 − p_v)`` (docs/ldp.md §2 and §6).
+
+    Parameters
+    ----------
+    n : int
+        The alphabet size N (the length of ``prior``; the closed form itself reads only ``prior``).
+    b, r, lam : int
+        The family's number of blocks, blocks per symbol and blocks per pair.
+    epsilon : float
+        The LDP level ε.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the records are drawn from.
+
+    Returns
+    -------
+    float
+        The squared error over the N symbols times the number of records (the MSE per report).
     """
     return _spread_mse(n, b, r, lam, 1.0, epsilon, prior)
 
