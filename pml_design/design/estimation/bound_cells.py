@@ -6,8 +6,7 @@ Implements: the cell bound of docs/design.md §7 ("A valid bound at every N") fo
 ``ρ = −h_U/(h_V − h_U)``) or in ``u`` alone when V is everything, refined best first, with branching on the
 heaviest items' memberships; each cell is bounded, on per-item level intervals, by the smaller of two fractional
 knapsacks (``U ⊂ V`` dropped) and the Lagrangian dual of the three-choice assignment LP (U, V∖U or out). When
-the prior π differs from P̂ (smoothed rare categories) cells also bound ``π(U)``; incumbents are actual rays,
-polished by local search (:meth:`BallCells.climb`).
+the prior π differs from P̂ (smoothed rare categories) cells also bound ``π(U)``; incumbents are actual rays (climbed).
 """
 
 from __future__ import annotations
@@ -474,11 +473,18 @@ def _greedy_set(vals, m, mass, taken):
 
 def branch_and_bound(cone: BallCells, deadline: float, atol: float, q_of: Callable[[np.ndarray], np.ndarray],
                      max_rounds: int | None = None) -> tuple[float, np.ndarray, float, np.ndarray | None, int]:
-    """Best-first branch and bound on cells (u, ρ) and on the heaviest items' memberships.
+    """Best-first branch and bound on cells (u, ρ) and items' memberships (docs/design.md §7.1): a cell whose next
+    unfixed item is :data:`ITEM_FACTOR` times heavier than its mass ranges branches on it, else it is halved.
 
-    Returns (upper, the rays found with the largest separable values, best q, its ray, live cells). A cell whose next
-    unfixed item is :data:`ITEM_FACTOR` times heavier than its mass ranges branches on that item (in U, in V∖U, out);
-    otherwise it is halved along its widest side.
+    Parameters
+    ----------
+    cone, deadline, atol, q_of, max_rounds
+        The cells' problem; the stop time; the closing tolerance; the exact value of rays; the most rounds.
+
+    Returns
+    -------
+    (float, numpy.ndarray, float, numpy.ndarray or None, int)
+        The upper bound, the rays of largest separable value, the best value q, its ray, the live cells.
     """
     th = min(cone.theta, 1.0)
     g = np.linspace(0.0, th, GRID + 1)
