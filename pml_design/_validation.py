@@ -477,7 +477,7 @@ def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None
     bad = np.flatnonzero(np.abs(rows - 1.0) > PROB_ATOL)
     if bad.size:
         raise ValueError(
-            f"{name} must be row-stochastic (each row sums to 1); row {int(bad[0])} sums to {rows[bad[0]]!r}"
+            f"{name} must be row-stochastic (each row sums to 1); row {int(bad[0])} sums to {float(rows[bad[0]])!r}"
         )
     return W
 

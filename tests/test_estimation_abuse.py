@@ -13,6 +13,15 @@ from pml_design.design.result import PMLDesignWarning, SolverFailedError
 from pml_design.uncertainty import L1Ball
 
 
+def _zipf30_design():
+    """A frequency-estimation design on Zipf 30 (β = 0.05, ε = 1) with a 1 s limit (warnings silenced)."""
+    p = 1.0 / np.arange(1, 31) ** 1.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pml.design(L1Ball(p / p.sum(), 0.05), 1.0, utility="frequency_estimation",
+                          solver_options={"time_limit": 1})
+
+
 def _sample():
     return np.random.default_rng(0).choice(4, 2000, p=[0.1, 0.2, 0.3, 0.4])
 
@@ -51,12 +60,7 @@ def test_compare_with_ldp_honours_a_time_limit_and_states_the_ldp_rows_gap():
     optimal says how far it is (its warning names the comparison)."""
     import time
 
-    n = 30
-    p = 1.0 / np.arange(1, n + 1) ** 1.1
-    p /= p.sum()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = pml.design(L1Ball(p, 0.05), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
+    res = _zipf30_design()
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -147,13 +151,10 @@ def test_compare_with_ldp_defaults_to_the_designs_own_time_limit():
     """Without solver_options the optimal ε-LDP row gets the design's own limit (info["time_limit"]), not 60 s."""
     import time
 
-    n = 30
-    p = 1.0 / np.arange(1, n + 1) ** 1.1
-    p /= p.sum()
+    res = _zipf30_design()
+    assert res.info["time_limit"] == 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = pml.design(L1Ball(p, 0.05), 1.0, utility="frequency_estimation", solver_options={"time_limit": 1})
-        assert res.info["time_limit"] == 1.0
         t = time.perf_counter()
         pml.compare_with_ldp(res)
     assert time.perf_counter() - t < 1.1 * 1 + 5

@@ -289,9 +289,10 @@ def test_mixture_matrix_refuses_bad_arguments_by_name():
         (dict(weights=np.where(np.arange(channels) == 0, np.nan, w)), ValueError, "weights must be finite"),
         (dict(seed_weight=-0.5), ValueError, "seed_weight must be finite and >= 0"),
         (dict(weights=w * 0, seed_weight=0.0), ValueError, "must not all be 0"),
-        (dict(W_seed=seed[:-1]), ValueError, "W_seed must be a matrix with one row per symbol"),
-        (dict(W_seed=seed * 2), ValueError, "W_seed must be row-stochastic"),
-        (dict(W_seed=[["a"]]), TypeError, "W_seed and weights must be numeric"),
+        (dict(W_seed=seed[:-1]), ValueError, "W_seed has 7 rows but the prior/uncertainty set has 8 symbols"),
+        (dict(W_seed=seed * 2), ValueError, r"W_seed must be row-stochastic .* row 0 sums to 2\.0"),
+        (dict(W_seed=[["a"]]), TypeError, "W_seed must be an array of real numbers"),
+        (dict(seed_weight="x"), TypeError, "weights must be a numeric array and seed_weight a number"),
         (dict(pc=(pc.columns, pc.owner)), TypeError, "pc must be a PartitionChannels"),
     ]
     for change, exc, match in bad:

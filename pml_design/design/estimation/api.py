@@ -24,6 +24,7 @@ from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update,
 from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_optimal
 from ..utilities import FrequencyEstimation
+from .affordable import check_affordable
 from .bound import ray_value_bounds, scaled_frank_wolfe_bound
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
@@ -33,7 +34,6 @@ from .mixture import mixture_matrix as _mixture_matrix
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
-from .affordable import check_affordable
 from .seeds import first_seed, offer_larger_seed
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg as sla
 
-from ..._validation import check_positive_int, check_positive_real, check_probability_vector
+from ..._validation import check_mechanism, check_positive_int, check_positive_real, check_probability_vector
 from ...uncertainty import UncertaintySet
 from .seeds import _class_codimension, _coset_cells, _f2_points, _hadamard_halves, subset_directions
 
@@ -291,18 +291,13 @@ def _check_mixture(W_seed: object, pc: object, weights: object, seed_weight: obj
     """:func:`mixture_matrix`'s arguments as float arrays, or a ``TypeError``/``ValueError`` naming the bad one."""
     if not isinstance(pc, PartitionChannels):
         raise TypeError(f"pc must be a PartitionChannels (from partition_channels), got {type(pc).__name__}")
-    n = pc.columns.shape[0]
+    W = check_mechanism(W_seed, "W_seed", n_inputs=pc.columns.shape[0])
     try:
-        W = np.asarray(W_seed, dtype=float)
         w = np.asarray(weights, dtype=float)
         a = float(seed_weight)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TypeError("W_seed and weights must be numeric arrays and seed_weight a number, got "
-                        f"{type(W_seed).__name__}, {type(weights).__name__}, {type(seed_weight).__name__}") from None
-    if W.ndim != 2 or W.shape[0] != n or W.shape[1] < 1:
-        raise ValueError(f"W_seed must be a matrix with one row per symbol ({n}), got shape {W.shape}")
-    if not np.all(np.isfinite(W)) or W.min() < 0 or np.abs(W.sum(axis=1) - 1.0).max() > 1e-9:
-        raise ValueError("W_seed must be row-stochastic (finite, non-negative, rows summing to 1)")
+        raise TypeError("weights must be a numeric array and seed_weight a number, got "
+                        f"{type(weights).__name__} and {type(seed_weight).__name__}") from None
     channels = int(pc.owner.max()) + 1 if pc.owner.size else 0
     if w.shape != (channels,):
         raise ValueError(f"weights must have one entry per partition channel ({channels}), got shape {w.shape}")

@@ -116,15 +116,17 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
         mid = 0.5 * (a + b)
         for c, e in ((a, mid), (mid, b)):
             heapq.heappush(heap, (-bound(c, e), c, e))
-    upper = -heap[0][0]
-    if rays:
-        V = np.concatenate([v for v, _ in rays])
-        R = np.hstack([r for _, r in rays])
-        order = np.argsort(-V)[:MAX_RAYS]
-        found = R[:, order[V[order] > 0]]
-    else:
-        found = np.zeros((pi.size, 0))
-    return max(upper, best), found, method
+    return max(-heap[0][0], best), _best_rays(rays, pi.size), method
+
+
+def _best_rays(rays: list, n: int) -> np.ndarray:
+    """The best :data:`MAX_RAYS` of the ``(values, rays)`` pairs met, those of positive value, best first."""
+    if not rays:
+        return np.zeros((n, 0))
+    V = np.concatenate([v for v, _ in rays])
+    R = np.hstack([r for _, r in rays])
+    order = np.argsort(-V)[:MAX_RAYS]
+    return R[:, order[V[order] > 0]]
 
 
 def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight):
@@ -155,7 +157,4 @@ def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight):
         else:
             lo = lam
         lam = 0.5 * (lo + hi)
-    V = np.concatenate([v for v, _ in rays]) if rays else np.zeros(0)
-    R = np.hstack([r for _, r in rays]) if rays else np.zeros((pi.size, 0))
-    order = np.argsort(-V)[:MAX_RAYS]
-    return max(upper, best), R[:, order[V[order] > 0]], method
+    return max(upper, best), _best_rays(rays, pi.size), method

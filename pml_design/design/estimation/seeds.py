@@ -331,12 +331,19 @@ def offer_larger_seed(n: int, epsilon: float, prior: np.ndarray, base: int, cap:
     tried = state.setdefault("seeds", {})
     if name in tried:
         return False
-    if time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / max(first_outputs, 1)) >= deadline:
+    if _too_long(per_seed, outputs, first_outputs, deadline):
         return True
     best.offer(build_candidate(n, epsilon, prior, name, max_outputs=budget).matrix, "ldp_seed (larger budget)")
     tried[name] = best.last
     state["larger_seed"] = name
     return False
+
+
+def _too_long(per_seed: float, outputs: int, first_outputs: int, deadline: float) -> bool:
+    """Whether a candidate of ``outputs`` outputs, estimated at 1.5 × the first seed's ``per_seed`` seconds scaled
+    by its outputs over the first's, would end after ``deadline`` (the one rule of :func:`rank_seeds` and
+    :func:`offer_larger_seed`)."""
+    return time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / max(first_outputs, 1)) >= deadline
 
 
 def first_seed(n: int, epsilon: float, prior: np.ndarray, max_outputs: int) -> tuple[PairBalancedChannel, float]:
@@ -420,7 +427,7 @@ def rank_seeds(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seed
     for name, outputs, _ in ranked:
         if name in tried:
             continue
-        if time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / first) >= deadline:
+        if _too_long(per_seed, outputs, first, deadline):
             out_of_time = True
             break
         alt = build_candidate(n, epsilon, prior, name, max_outputs=max_outputs)
