@@ -255,3 +255,18 @@ def test_the_offered_rays_are_the_design_s_heaviest():
     top = np.argsort(-w)[: 8 * n]
     Rh, wh = api._heaviest_rays(V, x, W, p, 8 * n)
     assert np.array_equal(Rh, R[:, top]) and np.array_equal(wh, w[top])
+
+
+def test_the_capped_dual_alone_above_the_moment_alphabets(monkeypatch):
+    """Above MOMENT_MAX_N (lowered here) the child runs only the capped dual (docs/design.md §7.6): no rays are shared
+    (an offer is a no-op), its value comes back as ``cap_value`` and is valid; the moment bound's value is -inf."""
+    monkeypatch.setattr(PB, "CAP_MIN_N", 2)
+    monkeypatch.setattr(PB, "MOMENT_MAX_N", 2)
+    for uset, p, eps, res in enumerated_optima()[:2]:
+        R, q = _normalised(res.matrix, p)
+        bg = PB.BackgroundBound(uset, eps, p, R, q, deadline=time.perf_counter() + 2.0)
+        bg.offer(R, q)
+        assert bg._ch.k == 0
+        mb = bg.result()
+        assert mb is not None and mb.value == -math.inf
+        assert np.isfinite(bg.cap_value) and bg.cap_value <= res.utility * (1 + 1e-7)

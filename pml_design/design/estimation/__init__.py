@@ -20,7 +20,9 @@ Modules
 * :mod:`.master`: the restricted master (barrier Newton over rays and whole seed mechanisms);
 * :mod:`.pricing`: exact and local pricing; :mod:`.bound`: the pricing bound at every N;
 * :mod:`.coordinate_bound`, :mod:`.moment_bound`: lower bounds from relaxations whose pricing is separable (the
-  per-symbol inequality, and one Fisher information with free off-diagonal entries);
+  per-symbol inequality, and one Fisher information with free off-diagonal entries); :mod:`.cap_bound`: the
+  coordinate relaxation's dual from one parameter (a bound at every N; :mod:`.parallel_bound` runs it and the moment
+  bound on a second CPU);
 * :mod:`.reduce`: fewer outputs with the same Fisher information, within a time budget.
 """
 

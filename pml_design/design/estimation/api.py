@@ -26,11 +26,12 @@ from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_o
 from ..utilities import FrequencyEstimation
 from .affordable import check_affordable
 from .bound import ray_value_bounds, scaled_frank_wolfe_bound
+from .cap_bound import box_coordinate_bound, cap_affordable, cap_bound
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
-from .mixture import dyadic_partitions, mixture_weights, partition_channels
-from .mixture import mixture_matrix as _mixture_matrix
+from .mixture import mixture_stage as _mixture_stage
+from .parallel_bound import MOMENT_MAX_N as MOMENT_BACKGROUND_MAX_N
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
 from .reduce import fewer_outputs, prune
@@ -74,10 +75,14 @@ COORDINATE_SHARE: float = 0.8
 #: 17.1 → 15.3 %, 34.4 → 31.1 %).
 MOMENT_SHARE: float = 0.8
 COORDINATE_BOUND_MAX_N: int = 150
+#: Above COORDINATE_BOUND_MAX_N without a second CPU, this share of the bound's time goes to the capped coordinate dual
+#: (:mod:`.cap_bound`, docs/design.md §7.6), the rest to the Frank–Wolfe bound; above MAX_COLUMN_GENERATION_N the
+#: capped dual gets the bound's share of the limit (BOUND_SHARE, at most BOUND_SECONDS) where its pricing fits.
+CAP_SHARE: float = 0.6
 #: Largest alphabet on which the moment bound also runs in a second process from the first round on
 #: (:mod:`.parallel_bound`, docs/design.md §7.4; it takes nothing from the design's CPU, so it runs where the end-of-run
 #: relaxations do not: at N = 300 one relaxed master costs ~10 s, so a 60 s run fits ~5 rounds).
-BACKGROUND_MAX_N: int = 320
+BACKGROUND_MAX_N: int = 1200  # (the moment bound up to parallel_bound.MOMENT_MAX_N, the capped dual from CAP_MIN_N)
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -290,10 +295,16 @@ def design_frequency_estimation(
             deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
         # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
         G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
+        # above MAX_COLUMN_GENERATION_N the capped dual (A) gets the bound's share after the mixture, where it fits
+        bound_s = min(BOUND_SHARE * time_limit, BOUND_SECONDS)
+        large = not d_opt and n > MAX_COLUMN_GENERATION_N and cap_affordable(n, bound_s)
         try:
             if n <= MIXTURE_MAX_N and time.perf_counter() < deadline:
-                _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen, deadline, t_offer, state,
+                _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen,
+                               deadline - (bound_s if large else 0.0), t_offer, state,
                                MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
+            if large and time.perf_counter() < deadline:
+                _cap_stage(uset, epsilon, prior, deadline, state)
             if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
                 _column_generation(uset, epsilon, util, prior, seed, G_seed, best, state, gen, deadline, max_iter,
                                    progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
@@ -301,29 +312,6 @@ def design_frequency_estimation(
             state["numerical_failure"] = str(exc)
     _offer_cleaned(best)
     return _finish(uset, epsilon, util, prior, best, state, ldp, seed, seed_value, time_limit, t0)
-
-
-def _mixture_stage(uset, epsilon, prior, W_seed: np.ndarray, G_seed: Callable[[], np.ndarray], best: _Incumbent,
-                   gen, deadline: float, offer_seconds: float, state: dict, steps: int) -> None:
-    """The best mixture of the LDP seed and the ε-PML partition channels (:mod:`.mixture`), offered to ``best``.
-
-    The mixture stops early enough for its offer and the clean-up's (each about the seed's offer, scaled by the
-    outputs), so the call keeps its time contract."""
-    n = uset.size
-    pc = partition_channels(uset, epsilon, dyadic_partitions(n, epsilon, gen))
-    if pc.columns.shape[1] == 0:
-        return
-    reserve = 2.0 * offer_seconds * (1.0 + pc.columns.shape[1] / W_seed.shape[1])
-    if time.perf_counter() + reserve >= deadline:
-        return
-    G0 = G_seed()  # (N²·outputs: seconds at N = 4 000, so the time is checked again after it)
-    if time.perf_counter() + reserve >= deadline:
-        return
-    res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
-    W, weights, seed_weight = _mixture_matrix(W_seed, pc, res.weights, res.seed)
-    state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
-                        "value": res.value}
-    best.offer(W, "mixture")
 
 
 def _offer_cleaned(best: _Incumbent) -> None:
@@ -368,7 +356,17 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
         return nested_pricing(uset, epsilon, prior, M, nu, gen, starts=starts, restarts=NESTED_RESTARTS * 4 ** level,
                               deadline=loop_deadline, work=work)
 
+    def start(Rb, wb):
+        nonlocal background
+        try:
+            return BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
+        except (OSError, RuntimeError, AssertionError, ValueError):  # no process to be had: no matter
+            background = False
+        return None
+
     try:
+        if background and n > MOMENT_BACKGROUND_MAX_N:  # only the capped dual runs there: no rays needed, so now
+            bg = start(V, np.ones(V.shape[1]))
         for it in range(1, max_iter + 1):
             state["it"] = it
             x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1,
@@ -378,10 +376,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             if background and time.perf_counter() < loop_deadline:
                 Rb, wb = _heaviest_rays(V, x, W_seed, prior, MOMENT_POOL_PER_SYMBOL * n)
                 if bg is None:
-                    try:
-                        bg = BackgroundBound(uset, epsilon, prior, Rb, wb, deadline=deadline)
-                    except (OSError, RuntimeError, AssertionError, ValueError):  # no process to be had: no matter
-                        background = False
+                    bg = start(Rb, wb)
                 else:
                     bg.offer(Rb, wb)
             if covered():
@@ -452,6 +447,9 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                     if math.isfinite(value):
                         state["lower"] = max(state["lower"], value + float(prior @ prior))
                 _ceiling(state, mb.relaxed, mb.value)
+            if not d_opt and n > COORDINATE_BOUND_MAX_N and bg is None:  # no second CPU: the capped dual here (§7.6)
+                _cap_stage(uset, epsilon, prior, time.perf_counter() + CAP_SHARE * max(deadline - time.perf_counter(), 0),
+                           state)
             rb = ray_value_bounds(uset, epsilon, prior, M, nu, deadline=max(deadline, time.perf_counter() + 0.1),
                                   rays=V_last)
             if math.isfinite(rb.upper):  # the Frank–Wolfe bound at the last master: valid for every design
@@ -460,12 +458,13 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
         if bg is not None:  # the background bound's result, in by the deadline (a proven design does not wait)
             done = proven_optimal(best.value, state["lower"] - float(prior @ prior))  # A criterion only
             mbg = bg.result(until=time.perf_counter() if done else deadline)
-            state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds}
-                                         if mbg is not None else {"error": bg.error})
+            state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds,
+                                          "cap": bg.cap_value} if mbg is not None else {"error": bg.error})
             if mbg is not None:
                 _ceiling(state, mbg.relaxed, mbg.value)
-            if mbg is not None and math.isfinite(mbg.value):
-                state["lower"] = max(state["lower"], mbg.value + float(prior @ prior))
+            for v in (mbg.value, bg.cap_value) if mbg is not None else ():
+                if math.isfinite(v):
+                    state["lower"] = max(state["lower"], v + float(prior @ prior))
                 _progress_update(bar, best.value, state["lower"] - float(prior @ prior))
     finally:
         bar.close()
@@ -478,6 +477,16 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
         small = fewer_outputs(R, w, left)
         if small is not None:
             best.offer(small, best.source + " (fewer outputs)", rtol=1e-6)  # the LP meets F to its tolerance
+
+
+def _cap_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, until: float, state: dict) -> None:
+    """The capped coordinate dual (docs/design.md §7.6) until ``until``, where its pricing fits; its value joins the
+    proven bound (``state["lower"]``, on ``tr F⁻¹``)."""
+    if cap_affordable(uset.size, until - time.perf_counter()):
+        cb = cap_bound(uset, epsilon, prior, deadline=until)
+        state["cap_bound"] = {"value": cb.value, "cap": cb.cap, "pricings": cb.pricings}
+        if math.isfinite(cb.value):
+            state["lower"] = max(state["lower"], cb.value + float(prior @ prior))
 
 
 def _ceiling(state: dict, relaxed: float, value: float) -> None:
@@ -499,6 +508,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     # data processing for Fisher information: a report of X carries at most what X does, F ⪯ diag(1/P), so
     # tr F⁻¹ ≥ 1 (A) and log det F⁻¹ ≥ Σ log P (D) for every mechanism, private or not (docs/design.md §7.1)
     lower_val = max(lower_val, float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior))
+    if not d_opt:  # the capped coordinate dual at the caps themselves: no pricing, never below that (§7.6)
+        lower_val = max(lower_val, box_coordinate_bound(uset, epsilon, prior))
     optimal = bool(proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))  # every bound kept is valid
     n = uset.size
     if not d_opt and value > ldp.mse * (1 + 1e-9):
@@ -567,6 +578,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
             "larger_seed": state.get("larger_seed"),
             "source": best.source,
             "background_bound": state.get("background_bound"),
+            "cap_bound": state.get("cap_bound"),
             "search_escalations": int(state.get("level", 0)),
             "mixture": state.get("mixture"),
             "seeds": state.get("seeds"),

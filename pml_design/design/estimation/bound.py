@@ -320,12 +320,23 @@ def _ball_form(uset: UncertaintySet, prior: np.ndarray):
 
 
 def _box_top(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray:
-    """``T_x ≥ r_x`` on the slice: ``c_x ≤ e^ε Q·c ≤ e^ε max_y(Q_y/π_y) π·c`` for any ``Q ∈ 𝒫``, and ``c_x ≤ π·c/π_x``."""
-    if isinstance(uset, Simplex):
-        q = np.ones(1)
-    elif isinstance(uset, L1Ball):
-        q = np.array([np.max(uset.center / prior)])
-    elif isinstance(uset, FiniteSet):
+    """``T_x ≥ r_x`` on the slice ``π·r = 1`` (docs/design.md §7.6, "the caps").
+
+    For any ``Q ∈ 𝒫``, ``r_x ≤ e^ε Q·r ≤ e^ε max_y(Q_y/π_y)``, and ``r_x ≤ 1/π_x``. For an ℓ1 ball (the simplex is
+    the ball of radius 2 about π, a fixed prior the ball of radius 0) take ``Q = P̂ + m(π − e_x)``, in the ball for
+    ``m ≤ m_x = min(P̂_x, β/2)/(1 − π_x)``: ``Q·r = P̂·r + m(1 − r_x) ≤ q + m − m r_x`` with ``q = max(P̂/π)``, so
+    ``r_x ≤ e^ε (q + m_x)/(1 + e^ε m_x)`` (exact for the simplex: ``e^ε/(1 + (e^ε − 1)π_x)``).
+    """
+    n = prior.size
+    form = _ball_form(uset, prior)
+    if form is not None:
+        center, radius = form
+        q = float(np.max(center / prior))
+        m = np.minimum(center, radius / 2.0) / np.maximum(1.0 - prior, 1e-300) if n > 1 else np.zeros(1)
+        e = math.exp(min(epsilon, 700.0))
+        # (1 + 1e-12): the enumerated rays meet the caps to the last bit
+        return np.minimum(e * (q + m) / (1.0 + e * m), 1.0 / prior) * (1.0 + 1e-12)
+    if isinstance(uset, FiniteSet):
         q = (uset.distributions / prior[None, :]).max(axis=1)
     else:
         q = np.array([np.inf])

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -40,7 +41,7 @@ from ...uncertainty import UncertaintySet
 from .seeds import _class_codimension, _coset_cells, _f2_points, _hadamard_halves, subset_directions
 
 __all__ = ["MIXTURE_GHOST_RTOL", "MixtureResult", "PartitionChannels", "dyadic_partitions", "mixture_matrix",
-           "mixture_weights", "partition_channels"]
+           "mixture_stage", "mixture_weights", "partition_channels"]
 
 #: A mixture's channel is dropped (weights renormalised) when one of its columns is at most this share of the largest
 #: entry: 10 × the clean-up's ghost threshold (:func:`~pml_design.design.linear.lp.clean_tiny`, 1e-6).
@@ -362,3 +363,58 @@ def mixture_matrix(W_seed: np.ndarray, pc: PartitionChannels, weights: np.ndarra
     if kept_seed > 0:
         parts.insert(0, W_seed * kept_seed)
     return np.hstack(parts), kept, kept_seed
+
+
+def mixture_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, W_seed: np.ndarray,
+                  G_seed: Callable[[], np.ndarray], best: object, gen: np.random.Generator, deadline: float,
+                  offer_seconds: float, state: dict, steps: int) -> None:
+    """The best mixture of the LDP seed and the ε-PML partition channels, offered to ``best`` (the design's stage).
+
+    Implements: docs/design.md §7.5 (:func:`mixture_weights` over :func:`dyadic_partitions`). The mixture stops early
+    enough for its offer and the clean-up's (each about the seed's offer, scaled by the outputs), so the call keeps
+    its time contract.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The set the partition channels are ε-PML for.
+    epsilon : float
+        ε > 0.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the error is evaluated at.
+    W_seed : numpy.ndarray, shape (N, M)
+        The LDP seed channel.
+    G_seed : callable
+        ``G_seed()``: its Fisher information (computed on first use).
+    best : object
+        The design's incumbent (``best.offer(W, source)``, ``best.util.criterion``).
+    gen : numpy.random.Generator
+        For the random parallel classes.
+    deadline : float
+        ``time.perf_counter()`` value by which the mixture stops.
+    offer_seconds : float
+        What one offer of the seed cost (the reserve for this stage's offer is scaled from it).
+    state : dict
+        The design's state; ``state["mixture"]`` is set.
+    steps : int
+        Most steps of the first-order method.
+
+    Returns
+    -------
+    None
+    """
+    n = uset.size
+    pc = partition_channels(uset, epsilon, dyadic_partitions(n, epsilon, gen))
+    if pc.columns.shape[1] == 0:
+        return
+    reserve = 2.0 * offer_seconds * (1.0 + pc.columns.shape[1] / W_seed.shape[1])
+    if time.perf_counter() + reserve >= deadline:
+        return
+    G0 = G_seed()  # (N²·outputs: seconds at N = 4 000, so the time is checked again after it)
+    if time.perf_counter() + reserve >= deadline:
+        return
+    res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
+    W, weights, seed_weight = mixture_matrix(W_seed, pc, res.weights, res.seed)
+    state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
+                        "value": res.value}
+    best.offer(W, "mixture")
