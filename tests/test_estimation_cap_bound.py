@@ -147,3 +147,40 @@ def test_cap_affordable_scales_with_the_alphabet():
     assert CAP.cap_affordable(300, 2.0)
     assert not CAP.cap_affordable(10_000, 20.0)  # the first pricing alone takes ~15 s there
     assert not CAP.cap_affordable(10, 0.5)
+
+
+def test_log_det_box_bound_never_above_the_enumerated_d_optimum():
+    """The D criterion's box bound (Hadamard, ``F_xx ≤ T_x``) against the proven D-optimum of the complete ray list,
+    above data processing; and the design's D lower bound is at least it."""
+    for uset, p, eps, _ in enumerated_optima():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = design_frequency_estimation(uset, eps, FrequencyEstimation("D"), p, time_limit=20)
+        assert res.optimal and res.info["rays_enumerated"]
+        box = CAP.box_log_det_bound(uset, eps, p)
+        assert np.sum(np.log(p)) <= box <= res.utility + 1e-9 * abs(res.utility), (uset, box, res.utility)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 7), seed=st.integers(0, 10_000), eps=st.sampled_from([0.5, 1.0, 3.0]))
+def test_box_bounds_hold_for_random_private_mechanisms(n, seed, eps):
+    """Random designs on enumerated extreme rays (weights θ ≥ 0 with ``Rθ = 1`` from an LP with a random objective:
+    every column a ray, so ε-PML for the ball, checked): their exact A error (``estimation_mse``) and ``log det F⁻¹``
+    (a matrix inverse and a determinant: a second derivation) are never below the box bounds."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(n))
+    uset = L1Ball(P, float(rng.uniform(0, 1.5)))
+    R = enumerated_rays(uset, eps, P)
+    lp = linprog(rng.uniform(-1, 1, R.shape[1]), A_eq=R, b_eq=np.ones(n), bounds=(0, 10))
+    assert lp.status == 0
+    W = R * lp.x
+    W = W[:, lp.x > 1e-12]
+    W = W / W.sum(axis=1, keepdims=True)  # (row sums are 1 to the LP's tolerance)
+    assert pml.leakage_capacity(W, uset) <= eps + 1e-7
+    F = (W / (P @ W)) @ W.T
+    if np.linalg.cond(F) > 1e10:
+        return
+    assert estimation_mse(W, P) >= CAP.box_coordinate_bound(uset, eps, P) * (1 - 1e-9)
+    assert -np.linalg.slogdet(F)[1] >= CAP.box_log_det_bound(uset, eps, P) - 1e-9

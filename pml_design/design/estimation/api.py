@@ -26,7 +26,7 @@ from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_o
 from ..utilities import FrequencyEstimation
 from .affordable import check_affordable
 from .bound import ray_value_bounds, scaled_frank_wolfe_bound
-from .cap_bound import box_coordinate_bound, cap_affordable, cap_bound
+from .cap_bound import box_coordinate_bound, box_log_det_bound, cap_affordable, cap_bound
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
 from .master import gradients, solve_master
@@ -508,8 +508,9 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     # data processing for Fisher information: a report of X carries at most what X does, F ⪯ diag(1/P), so
     # tr F⁻¹ ≥ 1 (A) and log det F⁻¹ ≥ Σ log P (D) for every mechanism, private or not (docs/design.md §7.1)
     lower_val = max(lower_val, float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior))
-    if not d_opt:  # the capped coordinate dual at the caps themselves: no pricing, never below that (§7.6)
-        lower_val = max(lower_val, box_coordinate_bound(uset, epsilon, prior))
+    # the caps every ray obeys (no pricing, never below that; docs/design.md §7.6): the coordinate dual at them (A),
+    # Hadamard's inequality with F_xx ≤ T_x (D)
+    lower_val = max(lower_val, (box_log_det_bound if d_opt else box_coordinate_bound)(uset, epsilon, prior))
     optimal = bool(proven_optimal(value, lower_val, rtol=10 * PROOF_RTOL))  # every bound kept is valid
     n = uset.size
     if not d_opt and value > ldp.mse * (1 + 1e-9):

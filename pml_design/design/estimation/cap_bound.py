@@ -41,7 +41,7 @@ from .bound import _box_top
 from .coordinate_bound import _dual_value, _separable_max
 from .moment_bound import frame, moment_dual_value
 
-__all__ = ["CapBound", "box_coordinate_bound", "cap_affordable", "cap_bound"]
+__all__ = ["CapBound", "box_coordinate_bound", "box_log_det_bound", "cap_affordable", "cap_bound"]
 
 #: Share of the time given to the search over the common cap (the rest prices the best cap found), and the number of
 #: golden-section steps (each one pricing).
@@ -131,6 +131,35 @@ def box_coordinate_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray
         return -math.inf
     value = float(np.sum((1.0 - pi) ** 2 / (T - 1.0)))
     return value * (1.0 - 1e-12) - 1e-300
+
+
+def box_log_det_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> float:
+    """``−Σ_x log T_x``: a valid lower bound on the optimal D criterion ``log det F⁻¹`` with no pricing.
+
+    Implements: docs/design.md §7.6 (the D criterion): Hadamard's inequality ``det F ≤ Π_x F_xx`` for ``F ⪰ 0`` and
+    ``F_xx = E r_x² ≤ T_x E r_x = T_x`` (the caps of :func:`.bound._box_top`); with ``T_x ≤ 1/π_x`` never below the
+    data-processing bound ``Σ log π_x``.
+
+    Parameters
+    ----------
+    uset : UncertaintySet
+        The set the mechanisms are ε-PML for.
+    epsilon : float
+        ε > 0.
+    prior : numpy.ndarray, shape (N,)
+        The distribution the criterion is evaluated at (positive, summing to 1).
+
+    Returns
+    -------
+    float
+        The bound, rounded down; ``-inf`` when a cap is not finite.
+    """
+    pi = np.asarray(prior, dtype=float)
+    T = _box_top(uset, epsilon, pi)
+    if not np.all(np.isfinite(T)) or np.any(T <= 0.0):
+        return -math.inf
+    value = -float(np.sum(np.log(T)))
+    return value - 1e-12 * max(1.0, abs(value))
 
 
 def cap_bound(
