@@ -83,7 +83,7 @@ def test_never_above_the_enumerated_optimum(request, enumerate_):
         box = CAP.box_coordinate_bound(uset, eps, p)
         assert 1 - p @ p <= box * (1 + 1e-12)
         assert box <= res.utility * (1 + 1e-9)
-        for seconds in (0.3, 12.0):  # the guess alone, then the search (SEARCH_MIN_SECONDS)
+        for seconds in (1.5, 12.0):  # the guess alone, then the search (SEARCH_MIN_SECONDS)
             cb = CAP.cap_bound(uset, eps, p, deadline=time.perf_counter() + seconds)
             assert box <= cb.value <= res.utility * (1 + 1e-7), (uset, cb, res.utility)
 
@@ -147,6 +147,39 @@ def test_cap_affordable_scales_with_the_alphabet():
     assert CAP.cap_affordable(300, 2.0)
     assert not CAP.cap_affordable(10_000, 20.0)  # the first pricing alone takes ~15 s there
     assert not CAP.cap_affordable(10, 0.5)
+
+
+def test_too_short_a_time_returns_the_box_bound_at_once():
+    """A deadline shorter than three first pricing rounds: no pricing, the box bound, returned well before it."""
+    z = _zipf(3000)
+    uset = L1Ball(z, 0.9)
+    t = time.perf_counter()
+    cb = CAP.cap_bound(uset, 1.0, z, deadline=t + 0.5)
+    assert time.perf_counter() - t < 0.5
+    assert cb.pricings == 0 and cb.method == "box" and cb.value == CAP.box_coordinate_bound(uset, 1.0, z)
+
+
+def test_bad_input_is_named():
+    uset = L1Ball(np.full(4, 0.25), 0.2)
+    for bad in (np.full(4, 0.5), np.full(3, 1 / 3), np.array([0.5, 0.5, 0.0, 0.0])):
+        for f in (CAP.box_coordinate_bound, CAP.box_log_det_bound):
+            with pytest.raises(ValueError, match="prior"):
+                f(uset, 1.0, bad)
+        with pytest.raises(ValueError, match="prior"):
+            CAP.cap_bound(uset, 1.0, bad, deadline=time.perf_counter() + 1)
+    for eps in (-1.0, float("nan"), 0.0):
+        with pytest.raises(ValueError, match="epsilon"):
+            CAP.box_coordinate_bound(uset, eps, np.full(4, 0.25))
+
+
+def test_huge_epsilon_and_a_dominant_symbol_keep_finite_caps():
+    """ε = 200 with π_x ≈ 1 (where e^ε·m overflowed): finite caps, no warning, a finite bound."""
+    p = np.array([1e-12, 1.0 - 2e-12, 1e-12])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        T = _box_top(L1Ball(p, 0.5), 200.0, p)
+        assert np.all(np.isfinite(T)) and np.all(T > 1)
+        assert math.isfinite(CAP.box_coordinate_bound(L1Ball(p, 0.5), 200.0, p))
 
 
 def test_log_det_box_bound_never_above_the_enumerated_d_optimum():

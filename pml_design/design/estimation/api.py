@@ -79,10 +79,10 @@ COORDINATE_BOUND_MAX_N: int = 150
 #: (:mod:`.cap_bound`, docs/design.md §7.6), the rest to the Frank–Wolfe bound; above MAX_COLUMN_GENERATION_N the
 #: capped dual gets the bound's share of the limit (BOUND_SHARE, at most BOUND_SECONDS) where its pricing fits.
 CAP_SHARE: float = 0.6
-#: Largest alphabet on which the moment bound also runs in a second process from the first round on
-#: (:mod:`.parallel_bound`, docs/design.md §7.4; it takes nothing from the design's CPU, so it runs where the end-of-run
-#: relaxations do not: at N = 300 one relaxed master costs ~10 s, so a 60 s run fits ~5 rounds).
-BACKGROUND_MAX_N: int = 1200  # (the moment bound up to parallel_bound.MOMENT_MAX_N, the capped dual from CAP_MIN_N)
+#: Largest alphabet on which a second process bounds the design from the first round on (:mod:`.parallel_bound`,
+#: docs/design.md §7.4, §7.6: the moment bound up to its MOMENT_MAX_N, where one relaxed master costs ~3.5 s at
+#: N = 300, and the capped coordinate dual from its CAP_MIN_N; it takes nothing from the design's CPU).
+BACKGROUND_MAX_N: int = 1200
 #: Largest number of extreme rays for which pricing enumerates all of them (and a lower bound is proven).
 MAX_ENUMERATED_RAYS: int = 1_100_000
 #: Largest alphabet on which column generation runs (above it the compact LDP channel is returned, certified).
@@ -303,8 +303,8 @@ def design_frequency_estimation(
                 _mixture_stage(uset, epsilon, prior, seed.matrix, G_seed, best, gen,
                                deadline - (bound_s if large else 0.0), t_offer, state,
                                MIXTURE_STEPS if n <= MAX_COLUMN_GENERATION_N else MIXTURE_STEPS_LARGE)
-            if large and time.perf_counter() < deadline:
-                _cap_stage(uset, epsilon, prior, deadline, state)
+            if large and time.perf_counter() < deadline:  # (leaving the clean-up's offer its time, as the mixture)
+                _cap_stage(uset, epsilon, prior, deadline - t_offer, state)
             if n <= MAX_COLUMN_GENERATION_N and time.perf_counter() < deadline:
                 _column_generation(uset, epsilon, util, prior, seed, G_seed, best, state, gen, deadline, max_iter,
                                    progress_bar(total=None, desc="estimation design", enabled=progress), time_limit)
@@ -373,7 +373,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                                             rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
-            if background and time.perf_counter() < loop_deadline:
+            if background and n <= MOMENT_BACKGROUND_MAX_N and time.perf_counter() < loop_deadline:
                 Rb, wb = _heaviest_rays(V, x, W_seed, prior, MOMENT_POOL_PER_SYMBOL * n)
                 if bg is None:
                     bg = start(Rb, wb)

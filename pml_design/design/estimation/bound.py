@@ -333,9 +333,9 @@ def _box_top(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndar
         center, radius = form
         q = float(np.max(center / prior))
         m = np.minimum(center, radius / 2.0) / np.maximum(1.0 - prior, 1e-300) if n > 1 else np.zeros(1)
-        e = math.exp(min(epsilon, 700.0))
+        # e^ε (q + m)/(1 + e^ε m), written without e^ε (no overflow at large ε, nor inf·0 where π_x rounds to 1);
         # (1 + 1e-12): the enumerated rays meet the caps to the last bit
-        return np.minimum(e * (q + m) / (1.0 + e * m), 1.0 / prior) * (1.0 + 1e-12)
+        return np.minimum((q + m) / (math.exp(-epsilon) + m), 1.0 / prior) * (1.0 + 1e-12)
     if isinstance(uset, FiniteSet):
         q = (uset.distributions / prior[None, :]).max(axis=1)
     else:

@@ -22,8 +22,8 @@ values the final point too, up to :data:`MOMENT_MAX_N` symbols.
 
 Why one parameter: the relaxed masters of :mod:`.coordinate_bound` and :mod:`.moment_bound` optimise all 2N
 multipliers by cutting planes, and above N ≈ 150 they get few rounds (Zipf 300, ε = 1, 60 s on a second CPU: 155
-against the design's 404); the one-parameter family gets 265–272 in 20 s there, and 920 against 2 060 at N = 1 000
-where nothing else gave more than the data-processing bound. Caps per group of symbols (six groups by log π, steered
+against the design's 404); the one-parameter family gets 258 in 20 s there, and 827 against 2 045 at N = 1 000
+where nothing else gave more than the data-processing bound (docs/design.md §7.6). Caps per group of symbols (six groups by log π, steered
 by the rays found) gave no more (265.0 against 264.7). Below N ≈ 150 the relaxed masters are stronger.
 """
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._validation import check_positive_real
 from ...uncertainty import UncertaintySet
 from .bound import _box_top
 from .coordinate_bound import _dual_value, _separable_max
@@ -87,6 +88,18 @@ class CapBound:
     method: str
 
 
+def _checked(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray:
+    """The prior as a float vector, after the checks every bound here needs (a distribution over the set's symbols,
+    positive; ε finite and > 0)."""
+    check_positive_real(epsilon, "epsilon")
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or pi.size != uset.size or np.any(~np.isfinite(pi)) or np.any(pi <= 0):
+        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    if abs(float(pi.sum()) - 1.0) > 1e-9:
+        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
+    return pi
+
+
 def cap_affordable(n: int, seconds: float) -> bool:
     """Whether :func:`cap_bound` on ``n`` symbols fits ``seconds`` (three first pricing rounds, at least 1 s).
 
@@ -124,8 +137,13 @@ def box_coordinate_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray
     -------
     float
         The bound, rounded down; ``-inf`` when a cap is not finite.
+
+    Raises
+    ------
+    ValueError
+        For ε not finite and > 0, or a prior that is not a positive distribution over the set's symbols.
     """
-    pi = np.asarray(prior, dtype=float)
+    pi = _checked(uset, epsilon, prior)
     T = _box_top(uset, epsilon, pi)
     if not np.all(np.isfinite(T)) or np.any(T <= 1.0):
         return -math.inf
@@ -153,8 +171,13 @@ def box_log_det_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -
     -------
     float
         The bound, rounded down; ``-inf`` when a cap is not finite.
+
+    Raises
+    ------
+    ValueError
+        As :func:`box_coordinate_bound`.
     """
-    pi = np.asarray(prior, dtype=float)
+    pi = _checked(uset, epsilon, prior)
     T = _box_top(uset, epsilon, pi)
     if not np.all(np.isfinite(T)) or np.any(T <= 0.0):
         return -math.inf
@@ -185,21 +208,27 @@ def cap_bound(
     prior : numpy.ndarray, shape (N,)
         The distribution the error is evaluated at (positive, summing to 1).
     deadline : float
-        ``time.perf_counter()`` value by which it returns (the value is valid at every step).
+        ``time.perf_counter()`` value by which it returns (the value is valid at every step), give or take one pricing
+        round's overrun (about ``PRICING_SECONDS_PER_N2 · N²``: its first round ignores the deadline). When
+        :func:`cap_affordable` says the time is too short, no pricing runs and the box bound is returned at once.
     on_best : callable, optional
-        Called with the bound so far each time it rises.
+        Called with the bound so far each time a priced point raises it (not for the box bound, which needs no
+        pricing: a caller waiting for a priced value is not told early).
 
     Returns
     -------
     CapBound
+
+    Raises
+    ------
+    ValueError
+        As :func:`box_coordinate_bound`.
     """
-    pi = np.asarray(prior, dtype=float)
+    pi = _checked(uset, epsilon, prior)
     T = _box_top(uset, epsilon, pi)
     best = CapBound(box_coordinate_bound(uset, epsilon, pi), math.inf, 0, "box")
-    if not math.isfinite(best.value):
+    if not math.isfinite(best.value) or not cap_affordable(pi.size, deadline - time.perf_counter()):
         return best
-    if on_best is not None:
-        on_best(best)
     c = (1.0 - pi) ** 2
     t0 = time.perf_counter()
     step_s = SEARCH_SHARE * max(deadline - t0, 0.0) / (SEARCH_STEPS + 2)

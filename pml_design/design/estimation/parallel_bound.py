@@ -46,8 +46,9 @@ MARGIN_SECONDS: float = 0.25
 #: heaviest rays (a fixed pool converges; a pool fed new design rays every round did not: on captured Zipf 50 runs
 #: its masters' points priced at 14–17 late in the run, and on some runs the bound never rose after round 1).
 SEGMENTS: int = 3
-#: Above this alphabet the child runs one segment: a relaxed master costs ~10 s at N = 300, so a restart throws most
-#: of the work away (Zipf 300, ε = 1, 60 s: proven gap 63 % with one segment, 69 % with two, 83 % with three).
+#: Above this alphabet the child runs one segment: a relaxed master cost ~10 s at N = 300 (~3.5 s since the
+#: quadrature Hessian of docs/design.md §7.3), so a restart throws most of the work away (Zipf 300, ε = 1, 60 s:
+#: proven gap 63 % with one segment, 69 % with two, 83 % with three).
 SEGMENTS_MAX_N: int = 150
 #: Each segment also starts from the previous segment's last pool (its cuts), not only from the design's latest rays.
 CARRY: bool = True
@@ -56,10 +57,11 @@ CARRY: bool = True
 ENABLED: bool = True
 ENV_SWITCH: str = "PML_DESIGN_BACKGROUND_BOUND"
 _ERROR_BYTES = 240
-#: From this alphabet on the child runs the capped coordinate dual of :mod:`.cap_bound` first (docs/design.md §7.6),
-#: with CAP_SHARE of its time; above MOMENT_MAX_N it runs that bound alone (a relaxed master of the moment bound costs
-#: ~10 s at N = 300: Zipf 300, ε = 1, 60 s: 155 by the moment bound, 258 by the capped dual in 20 s).
-CAP_MIN_N: int = 150
+#: From this alphabet on (above the 150 symbols where the design's own end-of-run relaxations run) the child runs the
+#: capped coordinate dual of :mod:`.cap_bound` first (docs/design.md §7.6), with CAP_SHARE of its time; above
+#: MOMENT_MAX_N it runs that bound alone (Zipf 300, ε = 1, 60 s: 155 by the moment bound, 258 by the capped dual in
+#: 20 s; at ε = 4 the moment bound is the better one, 11.1 against 8.2).
+CAP_MIN_N: int = 151
 CAP_SHARE: float = 0.5
 MOMENT_MAX_N: int = 320
 
@@ -163,9 +165,10 @@ class _Channel:
 
 
 def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma: no cover - the child process
-    """The child: :data:`SEGMENTS` runs of the moment bound until the deadline (one above :data:`SEGMENTS_MAX_N`),
-    each started from the latest rays the design offered (the first from ``rays``), reporting each rise; an error is
-    kept as text."""
+    """The child: from :data:`CAP_MIN_N` symbols the capped dual first (:data:`CAP_SHARE` of the time; all of it above
+    :data:`MOMENT_MAX_N`), then :data:`SEGMENTS` runs of the moment bound until the deadline (one above
+    :data:`SEGMENTS_MAX_N`), each started from the latest rays the design offered (the first from ``rays``), reporting
+    each rise; an error is kept as text."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this process
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever handler the host application installed
     warnings.simplefilter("ignore")  # the child writes nothing: the parent owns stderr
@@ -181,8 +184,8 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
             if ch.n >= CAP_MIN_N:  # the capped dual first (all the time above MOMENT_MAX_N)
                 share = CAP_SHARE if segments else 1.0
                 t_cap = time.perf_counter()
-                cap_bound(uset, epsilon, prior, deadline=t_cap + share * max(ch.deadline - t_cap, 0.0),
-                          on_best=ch.report_cap)
+                ch.report_cap(cap_bound(uset, epsilon, prior, deadline=t_cap + share * max(ch.deadline - t_cap, 0.0),
+                                        on_best=ch.report_cap))  # (the box bound too, once it is done)
             for seg in range(segments):
                 left = ch.deadline - time.perf_counter()
                 if left <= 0.1:
@@ -202,9 +205,11 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
 
 
 class BackgroundBound:
-    """The moment bound of an estimation design, run in a forked process until ``deadline − MARGIN_SECONDS``.
+    """The moment bound and the capped dual of an estimation design, run in a forked process until
+    ``deadline − MARGIN_SECONDS`` (the capped dual from :data:`CAP_MIN_N` symbols, alone above :data:`MOMENT_MAX_N`,
+    where no rays are shared).
 
-    Implements: docs/design.md §7.4. Use :func:`available` first.
+    Implements: docs/design.md §7.4, §7.6. Use :func:`available` first.
 
     Parameters
     ----------
