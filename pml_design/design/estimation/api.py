@@ -480,13 +480,11 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
 
 
 def _cap_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, until: float, state: dict) -> None:
-    """The capped coordinate dual (docs/design.md §7.6) until ``until``, where its pricing fits; its value joins the
-    proven bound (``state["lower"]``, on ``tr F⁻¹``)."""
+    """The capped coordinate dual (docs/design.md §7.6) until ``until``, where it fits; its value joins ``state``."""
     if cap_affordable(uset.size, until - time.perf_counter()):
         cb = cap_bound(uset, epsilon, prior, deadline=until)
         state["cap_bound"] = {"value": cb.value, "cap": cb.cap, "pricings": cb.pricings}
-        if math.isfinite(cb.value):
-            state["lower"] = max(state["lower"], cb.value + float(prior @ prior))
+        state["lower"] = max(state["lower"], cb.value + float(prior @ prior))  # (-inf stays -inf)
 
 
 def _ceiling(state: dict, relaxed: float, value: float) -> None:
@@ -595,5 +593,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
                   "design, its own loss at the optimum included")
         if res.relative_gap <= 1.25 * floor + 0.005:  # at its floor: more time for the bound alone does little
             detail += ", so more time for the bound alone will not lower the gap much"
+    elif n > MAX_COLUMN_GENERATION_N:  # the bound's time is capped there (docs/design.md §7.6)
+        detail = f"above N = {MAX_COLUMN_GENERATION_N} the bound gets {BOUND_SECONDS:g} s at most: more time is the design's"
     warn_result_gap(res, time_limit, detail=detail)
     return res
