@@ -39,7 +39,7 @@ import numpy as np
 from ..._validation import check_positive_real
 from ...uncertainty import UncertaintySet
 from .bound import _box_top
-from .coordinate_bound import _dual_value, _separable_max
+from .coordinate_bound import _checked_prior, _dual_value, _separable_max
 from .moment_bound import frame, moment_dual_value
 
 __all__ = ["CapBound", "box_coordinate_bound", "box_log_det_bound", "cap_affordable", "cap_bound"]
@@ -88,16 +88,20 @@ class CapBound:
     method: str
 
 
-def _checked(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.ndarray:
-    """The prior as a float vector, after the checks every bound here needs (a distribution over the set's symbols,
-    positive; ε finite and > 0)."""
+def _caps(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(π, T)``: the prior after the checks every bound here needs (ε finite and > 0; the prior as
+    :func:`.coordinate_bound.coordinate_bound` checks it), and the caps of :func:`.bound._box_top`."""
     check_positive_real(epsilon, "epsilon")
-    pi = np.asarray(prior, dtype=float)
-    if pi.ndim != 1 or pi.size != uset.size or np.any(~np.isfinite(pi)) or np.any(pi <= 0):
-        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
-    if abs(float(pi.sum()) - 1.0) > 1e-9:
-        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
-    return pi
+    pi = _checked_prior(uset, prior)
+    return pi, _box_top(uset, epsilon, pi)
+
+
+def _box_value(pi: np.ndarray, T: np.ndarray) -> float:
+    """:func:`box_coordinate_bound` from the checked prior and its caps."""
+    if not np.all(np.isfinite(T)) or np.any(T <= 1.0):
+        return -math.inf
+    value = float(np.sum((1.0 - pi) ** 2 / (T - 1.0)))
+    return value * (1.0 - 1e-12) - 1e-300
 
 
 def cap_affordable(n: int, seconds: float) -> bool:
@@ -143,12 +147,7 @@ def box_coordinate_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray
     ValueError
         For ε not finite and > 0, or a prior that is not a positive distribution over the set's symbols.
     """
-    pi = _checked(uset, epsilon, prior)
-    T = _box_top(uset, epsilon, pi)
-    if not np.all(np.isfinite(T)) or np.any(T <= 1.0):
-        return -math.inf
-    value = float(np.sum((1.0 - pi) ** 2 / (T - 1.0)))
-    return value * (1.0 - 1e-12) - 1e-300
+    return _box_value(*_caps(uset, epsilon, prior))
 
 
 def box_log_det_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> float:
@@ -177,8 +176,7 @@ def box_log_det_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -
     ValueError
         As :func:`box_coordinate_bound`.
     """
-    pi = _checked(uset, epsilon, prior)
-    T = _box_top(uset, epsilon, pi)
+    _, T = _caps(uset, epsilon, prior)
     if not np.all(np.isfinite(T)) or np.any(T <= 0.0):
         return -math.inf
     value = -float(np.sum(np.log(T)))
@@ -224,9 +222,8 @@ def cap_bound(
     ValueError
         As :func:`box_coordinate_bound`.
     """
-    pi = _checked(uset, epsilon, prior)
-    T = _box_top(uset, epsilon, pi)
-    best = CapBound(box_coordinate_bound(uset, epsilon, pi), math.inf, 0, "box")
+    pi, T = _caps(uset, epsilon, prior)
+    best = CapBound(_box_value(pi, T), math.inf, 0, "box")
     if not math.isfinite(best.value) or not cap_affordable(pi.size, deadline - time.perf_counter()):
         return best
     c = (1.0 - pi) ** 2

@@ -116,6 +116,17 @@ def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) ->
     return _best_scale(float(np.sum(np.sqrt(c * g))), np.array([float(g.sum()), -float(nu.sum()), -float(phi_max)]))
 
 
+def _checked_prior(uset: UncertaintySet, prior: np.ndarray) -> np.ndarray:
+    """The prior as a float vector: positive, finite, one entry per symbol of ``uset``, summing to 1 (a design is then
+    a probability measure over normalised rays); a ``ValueError`` naming ``prior`` otherwise."""
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
+        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
+    if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
+        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
+    return pi
+
+
 def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, weights: np.ndarray | None,
                     name: str = "rays"):
     """``(π, R)``: the prior checked, and the usable columns of ``rays`` normalised to ``π·r = 1``, heaviest first
@@ -125,11 +136,7 @@ def _validated_rays(uset: UncertaintySet, prior: np.ndarray, rays: np.ndarray, w
     (docs/design.md §7.2–7.3): a positive prior summing to 1 (a design is then a probability measure over rays),
     one weight per ray, weights only with rays already normalised.
     """
-    pi = np.asarray(prior, dtype=float)
-    if pi.ndim != 1 or np.any(~np.isfinite(pi)) or np.any(pi <= 0) or uset.size != pi.size:
-        raise ValueError(f"prior must be a positive finite vector over the set's {uset.size} symbols, got {pi!r}")
-    if abs(float(pi.sum()) - 1.0) > 1e-9:  # the design is a probability measure over rays only then
-        raise ValueError(f"prior must sum to 1 (a distribution), got a sum of {float(pi.sum())!r}")
+    pi = _checked_prior(uset, prior)
     R = np.asarray(rays, dtype=float)
     if R.ndim == 1 and R.size == pi.size:
         R = R[:, None]
