@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import pml_design as pml
 from pml_design.design.estimation import coordinate_bound as CB
 from pml_design.design.estimation import moment_bound as MB
+from pml_design.design.estimation import moment_master as MM
 from pml_design.design.estimation.bound import enumerated_rays
 from pml_design.uncertainty import L1Ball, Simplex
 
@@ -95,7 +96,7 @@ def _sdp_relaxation(R, pi, nonnegative):
 @pytest.mark.parametrize("case", range(3))
 @pytest.mark.parametrize("nonnegative", [True, False])
 def test_relaxed_master_matches_cvxpy(monkeypatch, case, nonnegative):
-    monkeypatch.setattr(MB, "G_FLOOR", 0.0 if nonnegative else math.inf)
+    monkeypatch.setattr(MM, "G_FLOOR", 0.0 if nonnegative else math.inf)
     uset, p, eps = _cases()[case]
     R = enumerated_rays(uset, eps, p)
     sol = MB._master(R, p, MB.frame(p), time.perf_counter() + 30)
@@ -217,7 +218,7 @@ def test_arrow_master_matches_cvxpy_and_prices_validly(monkeypatch, case):
     """The arrow relaxation (the heaviest symbol's whole row kept, docs/design.md §7.3): its master against cvxpy's
     SDP (a second solver); its multipliers priced exactly over every ray give a valid dual (never above the SDP's
     optimum, nor above the proven optimum of the ray design), and the relaxation is at least the diagonal one."""
-    monkeypatch.setattr(MB, "G_FLOOR", 0.0)
+    monkeypatch.setattr(MM, "G_FLOOR", 0.0)
     uset, p, eps = _cases()[case]
     R = enumerated_rays(uset, eps, p)
     h = MB._arrow_symbol(uset, p)
@@ -270,9 +271,9 @@ def test_quadrature_hessian_matches_the_divided_differences(monkeypatch, spread,
     p = rng.dirichlet(np.ones(n))
     A0 = MB.frame(p)
     g = np.exp(rng.uniform(0.0, math.log(spread), n))
-    monkeypatch.setattr(MB, "QUADRATURE_MIN_N", 10**9)
+    monkeypatch.setattr(MM, "QUADRATURE_MIN_N", 10**9)
     exact = MB._t_derivatives(g, A0, mu)[3]
-    monkeypatch.setattr(MB, "QUADRATURE_MIN_N", 1)
+    monkeypatch.setattr(MM, "QUADRATURE_MIN_N", 1)
     quad = MB._t_derivatives(g, A0, mu)[3]
     assert np.abs(quad - exact).max() <= 1e-6 * np.abs(exact).max()
     assert np.linalg.eigvalsh(quad).min() >= -1e-12 * np.abs(quad).max()
@@ -287,9 +288,9 @@ def test_quadrature_hessian_matches_the_divided_differences(monkeypatch, spread,
 def test_master_with_the_quadrature_hessian_reaches_the_same_optimum(monkeypatch):
     uset, p, eps = _cases()[0]
     R = enumerated_rays(uset, eps, p)
-    monkeypatch.setattr(MB, "QUADRATURE_MIN_N", 10**9)
+    monkeypatch.setattr(MM, "QUADRATURE_MIN_N", 10**9)
     exact = MB._master(R, p, MB.frame(p), time.perf_counter() + 30)
-    monkeypatch.setattr(MB, "QUADRATURE_MIN_N", 1)
+    monkeypatch.setattr(MM, "QUADRATURE_MIN_N", 1)
     quad = MB._master(R, p, MB.frame(p), time.perf_counter() + 30)
     assert exact is not None and quad is not None
     assert quad[0] == pytest.approx(exact[0], rel=1e-4)
@@ -320,7 +321,7 @@ def _sdp_rank_one(R, pi, d):
 def test_rank_one_master_matches_cvxpy_and_prices_validly(monkeypatch, case):
     """The master with one rank-one moment against cvxpy's SDP (a second solver); its multipliers priced exactly over
     every ray give a valid dual, never above the proven optimum; and it is at least the diagonal relaxation."""
-    monkeypatch.setattr(MB, "G_FLOOR", 0.0)
+    monkeypatch.setattr(MM, "G_FLOOR", 0.0)
     uset, p, eps, res = enumerated_optima()[case]
     R = enumerated_rays(uset, eps, p)
     d = _top_eigvec(res, p)

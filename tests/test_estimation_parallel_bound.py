@@ -227,14 +227,14 @@ def test_the_child_never_calls_a_solver_the_parent_threaded(monkeypatch, no_enum
     lasso solved in the parent, then in a fork, which was still running after 10 s): the child's relaxed masters
     never fall back to cvxpy. The coordinate IPM is made to fail so that the fallback would be taken, and the
     fallback raises if called."""
-    from pml_design.design.estimation import moment_bound as MB
+    from pml_design.design.estimation import moment_master as MM
 
     def no_cvxpy(*a, **k):
         raise RuntimeError("cvxpy called in the background process")
 
-    monkeypatch.setattr(MB, "_relaxed_master_ipm", lambda *a, **k: None)
-    monkeypatch.setattr(MB, "_relaxed_master", no_cvxpy)
-    monkeypatch.setattr(MB, "SOLVE_RATE", 1e12)  # the fallback would always fit in the time left
+    monkeypatch.setattr(MM, "_relaxed_master_ipm", lambda *a, **k: None)
+    monkeypatch.setattr(MM, "_relaxed_master", no_cvxpy)
+    monkeypatch.setattr(MM, "SOLVE_RATE", 1e12)  # the fallback would always fit in the time left
     uset, p, eps, res = enumerated_optima()[0]
     R, w = _normalised(res.matrix, p)
     bg = PB.BackgroundBound(uset, eps, p, R, w, deadline=time.perf_counter() + 3.0)

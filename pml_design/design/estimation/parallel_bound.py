@@ -172,7 +172,7 @@ def _work(ch: _Channel, uset, epsilon, prior, rays, weights) -> None:  # pragma:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops this process
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # whatever handler the host application installed
     warnings.simplefilter("ignore")  # the child writes nothing: the parent owns stderr
-    from . import moment_bound as _mb  # noqa: PLC0415
+    from . import moment_master as _mb  # noqa: PLC0415
 
     _mb.CVXPY_FALLBACK = False  # this process only: a solver thread pool the parent started hangs after fork
     try:
