@@ -152,8 +152,46 @@ def test_bound_with_classes_is_valid_and_reaches_the_relaxation(request, enumera
         q = p @ res.matrix
         for start, w in ((res.matrix / q, q), (pml.grr(p.size, eps).matrix, None)):  # the optimum's, a poor pool
             mb = MB.moment_bound(uset, eps, p, start, weights=w, deadline=time.perf_counter() + 2.0)
-            assert mb.value <= res.utility * (1 + 1e-7), (case, mb, res.utility)
+            assert math.isfinite(mb.value) and mb.value <= res.utility * (1 + 1e-7), (case, mb, res.utility)
         if enumerate_:  # and it gets the relaxation's optimum (cvxpy over every ray) to within 1 %
             ref = _sdp_relaxation(enumerated_rays(uset, eps, p), p, True)
             mb = MB.moment_bound(uset, eps, p, res.matrix / q, weights=q, deadline=time.perf_counter() + 2.0)
             assert mb.value >= ref * 0.99, (case, mb, ref)
+
+
+@pytest.mark.parametrize("uset, p, eps", [
+    (Simplex(7), np.array([0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]), 0.5),
+    (L1Ball(np.array([0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05]), 0.2),
+     np.array([0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05]), 0.5),
+])
+def test_a_pool_the_class_master_cannot_solve_falls_back_to_the_full_master(uset, p, eps):
+    """A review: from GRR's channel (a pool closed under the classes' permutations) the class master's stationarity
+    residual stalls, and the bound used to return -inf; the N-dimensional master solves that pool."""
+    mb = MB.moment_bound(uset, eps, p, pml.grr(p.size, eps).matrix, deadline=time.perf_counter() + 1.5)
+    assert math.isfinite(mb.value) and mb.rounds >= 1
+
+
+def test_rounds_that_find_no_cut_price_longer_before_they_end(monkeypatch):
+    """A round whose pricing finds no cut at the master's own point prices it again with ESCALATION times the time,
+    up to ROUND_SECONDS_MAX; only then do the rounds end (every pricing here is made to find no ray)."""
+    uset, p, eps = _tied_cases()[0]
+    asked = []
+    pricing = MB._pricing
+
+    def no_rays(uset_, eps_, pi, g, nu, until, *rest):
+        asked.append(until - time.perf_counter())
+        if asked[-1] > 5.0:  # the final pricing
+            return pricing(uset_, eps_, pi, g, nu, until, *rest)
+        return math.inf, np.zeros((pi.size, 0)), "none"  # no bound either: the rounds cannot end on a value
+
+    monkeypatch.setattr(MB, "_pricing", no_rays)
+    res = _optimum(uset, p, eps)
+    q = p @ res.matrix
+    mb = MB.moment_bound(uset, eps, p, res.matrix / q, weights=q, deadline=time.perf_counter() + 20.0)
+    assert mb.rounds >= 1 and math.isfinite(mb.value)
+    short = [a for a in asked if a <= 5.0]  # the rounds' (the final pricing gets the rest of the time)
+    expect = [MB.ROUND_SECONDS, MB.ROUND_SECONDS]
+    while expect[-1] < MB.ROUND_SECONDS_MAX:
+        expect.append(min(MB.ESCALATION * expect[-1], MB.ROUND_SECONDS_MAX))
+    assert np.allclose(short[: len(expect)], expect, atol=0.05), short
+    assert len(short) == len(expect)

@@ -15,7 +15,7 @@ bound or the box. On enumerated balls the coordinate relaxation's 10–29 % loss
 
 The multipliers come from the relaxed master over a pool of rays, which is the dual above with the pool's maximum.
 It is solved by a primal–dual interior-point method of its own: 2N unknowns, the Hessian of ``2 tr Q^½`` from one
-eigendecomposition by Daleckii–Krein divided differences, and ``g ≥ 0`` (see :data:`G_FLOOR`). Rounds add the rays
+eigendecomposition by Daleckii–Krein divided differences, and ``g ≥ 0`` (see :data:`.moment_master.G_FLOOR`). Rounds add the rays
 the branch and bound finds. The multipliers only steer: every value returned comes from an eigendecomposition with
 a backward-error margin and an upper bound of the pricing maximum, so it is valid whatever the multipliers.
 """
@@ -65,6 +65,15 @@ ARROW: bool = False
 #: eigenvalue of the design's Fisher information (docs/design.md §7.3, "a rank-one moment"): dual matrix
 #: ``Diag(g) + s ddᵀ``, s of either sign, priced by :func:`.rank_one.rank_one_max`. Not with ARROW.
 RANK_ONE: bool = False
+#: A round whose pricing finds no ray that cuts the master, at the master's own point, prices that point again with
+#: ESCALATION times the time, up to ROUND_SECONDS_MAX, before the rounds end. Captured Zipf 300, ε = 4 pool (30 s): the
+#: 0.1 s pricings found no cut after 49 rounds, the final pricing left the last master point at 10.0 with a branch
+#: and bound bound of 8.1, while 2 s of pricing there finds rays worth 7.17: the master lacked cuts, not the pricing.
+#: With it (28 s on pools captured from the background bound): Zipf 300 ε = 4 9.93 → 11.04, ε = 1 239.5 → 263.0,
+#: Zipf 100 ε = 2 26.21 → 27.59; going back to short rounds after each cut found was worse on all three (10.45, 260.0,
+#: 27.05): the short pricings had stopped finding cuts for good.
+ROUND_SECONDS_MAX: float = 2.0
+ESCALATION: float = 4.0
 #: Solve the relaxed master (diagonal relaxation) on the classes of interchangeable symbols, with g and ν constant on
 #: each (docs/design.md §7.7): lossless for the relaxation, 2G unknowns instead of 2N, and each pool ray cuts with all
 #: its permutations within the classes.
@@ -304,6 +313,7 @@ def moment_bound(
     solved, new = None, None  # the last pool solved, and the rays added to it since
     age = np.full(R.shape[1], KEEP_ROUNDS)  # rounds since each pool ray entered (the start's: old)
     points = []  # (value after a short pricing, g, ν) of every round, for the final pricing
+    round_seconds = ROUND_SECONDS  # each round's pricing; longer once a short one finds no cut (ROUND_SECONDS_MAX)
 
     # the class master's first start: the coordinate dual at the box caps T (docs/design.md §7.6), g = c/(T − 1)²,
     # ν = gT (any g > 0 will do; from this one it took 37–69 Newton steps at N = 300 and 1 000, where the crude
@@ -321,8 +331,9 @@ def moment_bound(
         out = _class_master(pool_rays, classes, deadline, warm[-1] if warm else None)
         if out is None and warm:  # a cold start is slower but more robust
             out = _class_master(pool_rays, classes, deadline)
-        if out is not None:
-            warm.append((classes.reduce(out[2]), classes.reduce(out[3])))
+        if out is None:  # the N-dimensional master (a review: pools closed under the classes' permutations, e.g.
+            return _master(pool_rays, pi, A0, deadline)  # GRR's, can stall the class master's residual)
+        warm.append((classes.reduce(out[2]), classes.reduce(out[3])))
         return out
 
     def dual(g, nu, phi, y, sr):
@@ -352,7 +363,7 @@ def moment_bound(
             if y is not None:
                 y = SMOOTHING * best_point[2] + (1 - SMOOTHING) * y
             sr = SMOOTHING * best_point[3] + (1 - SMOOTHING) * sr
-        until = min(time.perf_counter() + ROUND_SECONDS, rounds_end)
+        until = min(time.perf_counter() + round_seconds, rounds_end)
         phi, found, how = _pricing(uset, epsilon, pi, g, nu, until, rtol * max(abs(relaxed), 1e-9), TIGHT_ROUNDS,
                                    y, h, d, sr)
         value = dual(g, nu, phi, y, sr)
@@ -371,9 +382,11 @@ def moment_bound(
             if d is not None:
                 at_master = at_master + sm * (d @ found) ** 2
             found = found[:, at_master > 1e-9 * max(abs(relaxed), 1.0)]
-        if not found.size:  # a mispricing: the master's own point next; if that finds nothing, the final pricing
-            if exact:
-                break
+        if not found.size:  # a mispricing: the master's own point next; if that finds nothing, a longer pricing
+            if exact:   # there, up to ROUND_SECONDS_MAX; then the final pricing
+                if round_seconds >= ROUND_SECONDS_MAX:
+                    break
+                round_seconds = min(ESCALATION * round_seconds, ROUND_SECONDS_MAX)
             exact = True
             continue
         exact = False

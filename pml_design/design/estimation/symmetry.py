@@ -6,8 +6,8 @@ prior probability and the same ball centre (for an ℓ1 ball; the simplex and a 
 or the same probability under every distribution of a finite set. The relaxation is convex and invariant under
 these swaps, so averaging any dual point over them loses nothing: its optimum is attained by multipliers (g, ν)
 constant on each class. For such g the spectrum of ``Q = A₀ᵀ Diag(g) A₀`` is ``g_j`` repeated ``n_j − 1`` times
-for each class j, and the spectrum of ``W₀ᵀ Diag(g_j) W₀`` (G × G, G the number of classes; :func:`class_frame`),
-because ``A₀A₀ᵀ = (I − 1πᵀ)(I − π1ᵀ)``. So
+for each class j, and the spectrum of ``W₀ᵀ Diag(g_j) W₀`` ((G − 1) × (G − 1), G the number of classes;
+:func:`class_frame`), because ``A₀A₀ᵀ = (I − 1πᵀ)(I − π1ᵀ)``. So
 
     2 tr Q^½ = 2 Σ_j (n_j − 1)√g_j + 2 tr (W₀ᵀ Diag(g) W₀)^½,
 
@@ -61,7 +61,7 @@ class SymbolClasses:
 
     def dual_value(self, g: np.ndarray, nu: np.ndarray, phi_max: float, r2_max: float) -> float | None:
         """:func:`.moment_bound.moment_dual_value` for multipliers constant on the classes (None when they are not),
-        from the G × G spectrum and the repeated ``g_j`` (module docstring), with the same backward-error margin
+        from the (G − 1) × (G − 1) spectrum and the repeated ``g_j`` (module docstring), with the same backward-error margin
         and the same raise of g by δ where Q is not positive definite beyond that margin.
 
         Implements: docs/design.md §7.7 (the dual of §7.3 on classes).
