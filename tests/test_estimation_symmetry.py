@@ -54,6 +54,8 @@ def test_symbol_classes_by_set_kind():
     center = np.array([0.3, 0.25, 0.1, 0.05, 0.1, 0.2])
     assert symbol_classes(L1Ball(center, 0.2), z).labels.tolist() == [0, 1, 2, 3, 2, 4]
     assert symbol_classes(Simplex(6), z).labels.tolist() == [0, 1, 2, 2, 2, 1]
+    # a ball of radius 2 is the simplex whatever its centre (a review)
+    assert symbol_classes(L1Ball(center, 2.0), z).labels.tolist() == [0, 1, 2, 2, 2, 1]
     two = FiniteSet(np.array([z, [0.3, 0.2, 0.2, 0.1, 0.0, 0.2]]))
     assert symbol_classes(two, z).labels.tolist() == [0, 1, 2, 3, 4, 1]
 

@@ -131,8 +131,9 @@ def symbol_classes(uset: UncertaintySet, prior: np.ndarray) -> SymbolClasses:
     """The classes of interchangeable symbols of ``uset`` at ``prior`` (module docstring).
 
     Implements: the symmetry group of the relaxation of docs/design.md §7.3 (§7.7): symbols with the same prior
-    probability and the same ball centre (ℓ1 balls, the simplex, one fixed distribution), or the same probability
-    under every distribution of a finite set; every other set gives singletons.
+    probability and the same ball centre (ℓ1 balls of radius below 2, one fixed distribution; a radius of 2 or more,
+    like the simplex, needs the same prior only), or the same probability under every distribution of a finite set;
+    every other set gives singletons.
 
     Parameters
     ----------
@@ -146,7 +147,9 @@ def symbol_classes(uset: UncertaintySet, prior: np.ndarray) -> SymbolClasses:
     """
     pi = np.asarray(prior, dtype=float)
     form = _ball_form(uset, pi)
-    if form is not None:
+    if form is not None and form[1] >= 2.0:  # the whole simplex, whatever the centre
+        keys = pi[:, None]
+    elif form is not None:
         keys = np.column_stack([pi, np.asarray(form[0], dtype=float)])
     elif isinstance(uset, FiniteSet):
         keys = np.column_stack([pi, np.asarray(uset.distributions, dtype=float).T])
