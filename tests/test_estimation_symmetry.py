@@ -197,3 +197,17 @@ def test_rounds_that_find_no_cut_price_longer_before_they_end(monkeypatch):
         expect.append(min(MB.ESCALATION * expect[-1], MB.ROUND_SECONDS_MAX))
     assert np.allclose(short[: len(expect)], expect, atol=0.05), short
     assert len(short) == len(expect)
+
+
+@pytest.mark.parametrize("enumerate_", [True, False])
+def test_capped_dual_valued_on_classes_stays_below_the_optimum(request, enumerate_):
+    """The capped dual (docs/design.md §7.6) values every point by the moment dual on the classes too: still never
+    above the proven optimum, on sets with ties (its caps are constant on the classes)."""
+    from pml_design.design.estimation import cap_bound as CAP
+
+    if not enumerate_:
+        request.getfixturevalue("no_enumeration")
+    for uset, p, eps in _tied_cases():
+        res = _optimum(uset, p, eps)
+        cb = CAP.cap_bound(uset, eps, p, deadline=time.perf_counter() + 2.0)
+        assert cb.pricings >= 1 and math.isfinite(cb.value) and cb.value <= res.utility * (1 + 1e-7), (cb, res.utility)
