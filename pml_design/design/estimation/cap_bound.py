@@ -233,7 +233,7 @@ def cap_bound(
         return best
     c = (1.0 - pi) ** 2
     classes = symbol_classes(uset, pi) if CLASS_MOMENT else None
-    if classes is not None and classes.size >= pi.size:
+    if classes is not None and not classes.reduces:
         classes = None  # nothing to reduce: the N × N eigendecomposition at the final point, as before
     r2_max = float(T @ T) if np.all(np.isfinite(T)) else math.inf
     t0 = time.perf_counter()

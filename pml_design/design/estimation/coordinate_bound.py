@@ -111,6 +111,22 @@ def _best_scale(root: float, lin: np.ndarray) -> float:
     return float(value - slack)
 
 
+def _spectral_dual(w: np.ndarray, mult: np.ndarray | None, n: int, zsum: float, nusum: float, phi_max: float,
+                   r2_max: float) -> float:
+    """The diagonal-moment dual ``2 Σ m_i √λ_i + 1ᵀZ1 − ν·1 − φ`` from the computed eigenvalues ``w`` of Q (each
+    ``mult`` times; once without), rounded down (docs/design.md §7.3, §7.7): the eigenvalues lowered by the backward
+    error ``64·N·u·max|λ|``; where Q is not positive definite beyond it, g raised by δ (Q grows by at least δI, 1ᵀZ1
+    by δN, the pricing maximum by ``δ·r2_max``); ``-inf`` where φ, or that raise, is not finite."""
+    m = np.ones(w.size) if mult is None else np.asarray(mult, dtype=float)
+    err = 64.0 * n * np.finfo(float).eps * float(np.abs(w).max())
+    delta = max(0.0, 2.0 * err - float(w.min()))
+    if not math.isfinite(phi_max) or (delta > 0 and not math.isfinite(r2_max)):
+        return -math.inf
+    root = float(m @ np.sqrt(np.maximum(w + delta - err, 0.0)))
+    lin = np.array([zsum + delta * n, -nusum, -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
+    return _best_scale(root, lin)
+
+
 def _dual_value(c: np.ndarray, g: np.ndarray, nu: np.ndarray, phi_max: float) -> float:
     """``Σ 2√(c_x g_x) + g_x − ν·1 − φ`` at the best scale of (g, ν) (:func:`_best_scale`)."""
     return _best_scale(float(np.sum(np.sqrt(c * g))), np.array([float(g.sum()), -float(nu.sum()), -float(phi_max)]))

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...uncertainty import UncertaintySet
 from .bound import _ball_form, _box_top
-from .coordinate_bound import MIN_POOL, ROUND_SECONDS, _best_scale, _separable_max, _validated_rays
+from .coordinate_bound import MIN_POOL, ROUND_SECONDS, _separable_max, _spectral_dual, _validated_rays
 from .moment_master import _class_master, _master, _q_matrix, _t_derivatives  # noqa: F401 (_t_derivatives: tests)
 from .rank_one import rank_one_max
 from .symmetry import symbol_classes
@@ -158,18 +158,10 @@ def moment_dual_value(g: np.ndarray, nu: np.ndarray, prior: np.ndarray, phi_max:
     pi = np.asarray(prior, dtype=float)
     A0 = frame(pi) if A0 is None else A0
     w = np.linalg.eigvalsh(_q_matrix(g, A0, y, h, d, s))
-    # backward error of a symmetric eigensolver: |λ̂ − λ| ≤ c·N·u·‖Q‖₂ (Weyl), with a generous constant
-    err = 64.0 * pi.size * np.finfo(float).eps * float(np.abs(w).max())
-    delta = max(0.0, 2.0 * err - float(w.min()))
-    if not np.isfinite(phi_max) or (delta > 0 and not np.isfinite(r2_max)):
-        return -math.inf
-    root = float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum())
     zsum = float(g.sum()) + (2.0 * float(y.sum()) if y is not None else 0.0)  # 1ᵀZ1
     if d is not None:
         zsum += s * float(d.sum()) ** 2
-    lin = np.array([zsum + delta * pi.size, -float(nu.sum()),
-                    -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
-    return _best_scale(root, lin)
+    return _spectral_dual(w, None, pi.size, zsum, float(nu.sum()), phi_max, r2_max)
 
 
 def moment_dual(prior: np.ndarray, uset: UncertaintySet,
@@ -297,7 +289,7 @@ def moment_bound(
         raise ValueError("direction (a rank-one moment) cannot be combined with the arrow relaxation (ARROW)")
     d = _direction(pi, rays, weights, direction) if (RANK_ONE or direction is not None) and not ARROW else None
     classes = symbol_classes(uset, pi) if SYMMETRIC and d is None and not ARROW else None
-    if classes is not None and classes.size >= pi.size:
+    if classes is not None and not classes.reduces:
         classes = None  # no two symbols interchangeable: the full master is the same problem
     pool = max(MOMENT_POOL_PER_SYMBOL * pi.size, MIN_POOL)
     R = R[:, :pool]
@@ -318,22 +310,23 @@ def moment_bound(
     # the class master's first start: the coordinate dual at the box caps T (docs/design.md §7.6), g = c/(T − 1)²,
     # ν = gT (any g > 0 will do; from this one it took 37–69 Newton steps at N = 300 and 1 000, where the crude
     # start of _class_master took 219 and more than 400); then each master starts at the last one's optimum
-    warm = []
+    warm = None
     if classes is not None:
         top = _box_top(uset, epsilon, pi)
         if np.all(np.isfinite(top)) and np.all(top > 1.0):
             g0 = (1.0 - pi) ** 2 / (top - 1.0) ** 2
-            warm.append((g0[classes.first], (g0 * top)[classes.first]))
+            warm = (g0[classes.first], (g0 * top)[classes.first])
 
     def solve(pool_rays):
+        nonlocal warm
         if classes is None:
             return _master(pool_rays, pi, A0, deadline, h, d)
-        out = _class_master(pool_rays, classes, deadline, warm[-1] if warm else None)
-        if out is None and warm:  # a cold start is slower but more robust
+        out = _class_master(pool_rays, classes, deadline, warm)
+        if out is None and warm is not None:  # a cold start is slower but more robust
             out = _class_master(pool_rays, classes, deadline)
         if out is None:  # the N-dimensional master (a review: pools closed under the classes' permutations, e.g.
             return _master(pool_rays, pi, A0, deadline)  # GRR's, can stall the class master's residual)
-        warm.append((classes.reduce(out[2]), classes.reduce(out[3])))
+        warm = (classes.reduce(out[2]), classes.reduce(out[3]))
         return out
 
     def dual(g, nu, phi, y, sr):

@@ -19,14 +19,13 @@ The validity of a value needs no symmetry at all: any g constant on classes of e
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...uncertainty import FiniteSet, UncertaintySet
 from .bound import _ball_form
-from .coordinate_bound import _best_scale
+from .coordinate_bound import _spectral_dual
 
 __all__ = ["SymbolClasses", "class_frame", "symbol_classes"]
 
@@ -35,24 +34,29 @@ __all__ = ["SymbolClasses", "class_frame", "symbol_classes"]
 class SymbolClasses:
     """Classes of interchangeable symbols (:func:`symbol_classes`): ``labels[x]`` is symbol x's class (0 … G−1, in
     order of first appearance), ``counts`` the class sizes ``n_j``, ``prior`` the class prior ``π_j``, ``frame`` the
-    G × (G − 1) matrix ``W₀`` of :func:`class_frame` and ``first`` a representative symbol of each class."""
+    G × (G − 1) matrix ``W₀`` of :func:`class_frame`, ``first`` a representative symbol of each class and
+    ``indicator`` the G × N matrix of class membership."""
 
     labels: np.ndarray
     counts: np.ndarray
     prior: np.ndarray
     frame: np.ndarray = field(repr=False)
     first: np.ndarray = field(repr=False)
+    indicator: np.ndarray = field(repr=False)
 
     @property
     def size(self) -> int:
         """G, the number of classes."""
         return int(self.counts.size)
 
+    @property
+    def reduces(self) -> bool:
+        """Whether some two symbols are interchangeable (G < N)."""
+        return self.size < self.labels.size
+
     def sums(self, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(Σ_{x∈j} r_x, Σ_{x∈j} r_x²)`` for every column r of ``R`` (N × K): two G × K arrays."""
-        ind = np.zeros((self.size, self.labels.size))
-        ind[self.labels, np.arange(self.labels.size)] = 1.0
-        return ind @ R, ind @ (R * R)
+        return self.indicator @ R, self.indicator @ (R * R)
 
     def reduce(self, v: np.ndarray) -> np.ndarray | None:
         """The class values of a vector constant on every class, or None when it is not (to the last bit)."""
@@ -83,22 +87,11 @@ class SymbolClasses:
         gr, nr = self.reduce(g), self.reduce(nu)
         if gr is None or nr is None:
             return None
-        if not math.isfinite(phi_max):
-            return -math.inf
         w = np.linalg.eigvalsh((self.frame * gr[:, None]).T @ self.frame) if self.size > 1 else np.zeros(0)
         rep = self.counts > 1  # g_j, n_j − 1 times: exact, no eigensolver
-        scale = max(float(np.abs(w).max()) if w.size else 0.0, float(np.abs(gr[rep]).max()) if rep.any() else 0.0)
-        err = 64.0 * self.labels.size * np.finfo(float).eps * scale
-        low = min(float(w.min()) if w.size else math.inf, float(gr[rep].min()) if rep.any() else math.inf)
-        delta = max(0.0, 2.0 * err - low) if math.isfinite(low) else 0.0
-        if delta > 0 and not math.isfinite(r2_max):
-            return -math.inf
-        root = float(np.sqrt(np.maximum(w + delta - err, 0.0)).sum())
-        root += float(((self.counts[rep] - 1) * np.sqrt(np.maximum(gr[rep] + delta - err, 0.0))).sum())
-        n = self.labels.size
-        lin = np.array([float(self.counts @ gr) + delta * n, -float(self.counts @ nr),
-                        -float(phi_max) - (delta * r2_max if delta > 0 else 0.0)])
-        return _best_scale(root, lin)
+        return _spectral_dual(np.concatenate([w, gr[rep]]),
+                              np.concatenate([np.ones(w.size), self.counts[rep] - 1.0]), self.labels.size,
+                              float(self.counts @ gr), float(self.counts @ nr), phi_max, r2_max)
 
 
 def class_frame(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -162,4 +155,6 @@ def symbol_classes(uset: UncertaintySet, prior: np.ndarray) -> SymbolClasses:
     labels = rank[np.asarray(labels).reshape(-1)]
     first = first[order]
     counts = np.bincount(labels, minlength=first.size)
-    return SymbolClasses(labels, counts, pi[first], class_frame(counts, pi[first]), first)
+    indicator = np.zeros((first.size, pi.size))
+    indicator[labels, np.arange(pi.size)] = 1.0
+    return SymbolClasses(labels, counts, pi[first], class_frame(counts, pi[first]), first, indicator)
