@@ -369,7 +369,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             bg = start(V, np.ones(V.shape[1]))
         for it in range(1, max_iter + 1):
             state["it"] = it
-            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1,
+            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1, loose=R_all is None,
                                             rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
