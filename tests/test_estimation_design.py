@@ -225,3 +225,43 @@ def test_a_fresh_process_prices_the_next_seed_by_its_own_build_time():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     for got in json.loads(out.stdout.strip().splitlines()[-1]):
         assert got["it"] > 0 and len(got["seeds"]) >= 2, got
+
+
+def test_a_loose_master_ends_near_the_sdp_optimum_in_fewer_newton_steps(monkeypatch):
+    """``solve_master(..., loose=True)`` (heuristic pricing's rounds) stops its final centering at a squared Newton
+    decrement ≤ the number of variables: its value must still be within the barrier's gap of cvxpy's SDP optimum
+    (a second solver), its row sums hold, and it must take fewer Newton steps than the exact centering. Power: a decrement of 1e4 × the variables fails the value
+    test (2.3e-4 above the optimum)."""
+    import time
+
+    from pml_design.design.estimation import master as MA
+    from pml_design.mechanisms.frequency_oracles import subset_selection
+
+    rng = np.random.default_rng(3)
+    n, k = 12, 60
+    p = rng.dirichlet(np.ones(n))
+    V = np.where(rng.random((n, k)) < 0.4, np.exp(1.0), 1.0)
+    V = V / (p @ V)
+    W = subset_selection(n, 1.0).matrix
+    G = ((W / (p @ W)) @ W.T)[None]  # the seed's Fisher information F = Σ_y w_y w_yᵀ/(P·w_y)
+    x0 = np.concatenate([np.full(k, 1e-6), [1.0]])
+    calls = {"n": 0}
+    crit = MA.criterion
+
+    def counting(*a, **kw):
+        calls["n"] += 1
+        return crit(*a, **kw)
+
+    monkeypatch.setattr(MA, "criterion", counting)
+    steps, values = {}, {}
+    for loose in (False, True):
+        calls["n"] = 0
+        x, nu, (f, _, _) = MA.solve_master(V, G, False, x0, time.perf_counter() + 60, rtol=1e-4, loose=loose)
+        steps[loose], values[loose] = calls["n"], f
+        np.testing.assert_allclose(V @ x[:k] + x[k], 1.0, atol=1e-7)
+    th, ph = cp.Variable(k, nonneg=True), cp.Variable(nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.tr_inv(V @ cp.diag(th) @ V.T + ph * G[0])), [V @ th + ph == 1])
+    prob.solve(solver="CLARABEL")
+    # the final barrier gap is 1.25e-5 |f| here (0.1 · 20⁻³), at most about twice that when loose
+    assert prob.value * (1 - 1e-6) <= values[True] <= prob.value * (1 + 1e-4)
+    assert steps[True] < steps[False]
