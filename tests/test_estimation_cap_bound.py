@@ -152,6 +152,20 @@ def test_cap_affordable_scales_with_the_alphabet():
     assert not CAP.cap_affordable(10, 0.5)
 
 
+def test_cap_affordable_scales_with_the_machine(monkeypatch):
+    """Three first pricings at N = 2 000 take ~3 s on the reference machine: 4 s fit it, not a machine 3× slower;
+    the factor is not measured where it cannot decide (small N)."""
+    monkeypatch.setattr(CAP, "cached_machine_factor", lambda: 1.0)
+    assert CAP.cap_affordable(2000, 4.0)
+    monkeypatch.setattr(CAP, "cached_machine_factor", lambda: 3.0)
+    assert not CAP.cap_affordable(2000, 4.0) and CAP.cap_affordable(2000, 10.0)
+
+    def unmeasured():
+        raise AssertionError("measured at N = 300")
+    monkeypatch.setattr(CAP, "cached_machine_factor", unmeasured)
+    assert CAP.cap_affordable(300, 2.0)
+
+
 def test_too_short_a_time_returns_the_box_bound_at_once():
     """A deadline shorter than three first pricing rounds: no pricing, the box bound, returned well before it."""
     z = _zipf(3000)

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-__all__ = ["EVALUATION_LENIENCY", "EVALUATION_SECONDS", "REFERENCE_WORKLOAD_SECONDS", "check_affordable",
-           "machine_factor"]
+__all__ = ["EVALUATION_LENIENCY", "EVALUATION_SECONDS", "REFERENCE_WORKLOAD_SECONDS", "cached_machine_factor",
+           "check_affordable", "machine_factor"]
 
 #: Seconds one evaluation of an N × K channel takes on the 2-core reference machine (build, certification, cleaning
 #: and exact error): per entry (N·K), per term of the Fisher information (N²·K) and of its Cholesky trace (N³).
@@ -26,6 +26,26 @@ REFERENCE_WORKLOAD_SECONDS: float = 0.014
 #: machine factor varies by ±25 %): refused when clearly impossible, never where the run would have fitted. N = 10 000,
 #: ε = 1: refused at 60 s (estimate 117–161 s), run at 120 s (119 s measured).
 EVALUATION_LENIENCY: float = 0.8
+
+#: Seconds a measured :func:`machine_factor` is reused by :func:`cached_machine_factor` (the measurement costs ~0.1 s).
+FACTOR_TTL_SECONDS: float = 60.0
+_factor_cache: list[float] = []  # [value, time.perf_counter() of the measurement]
+
+
+def cached_machine_factor() -> float:
+    """:func:`machine_factor`, measured at most once every :data:`FACTOR_TTL_SECONDS` in a process (the cap bound's
+    affordability asks for it several times in one design).
+
+    Returns
+    -------
+    float
+        The factor that scales a time measured on the reference machine to this one.
+    """
+    now = time.perf_counter()
+    if not _factor_cache or now - _factor_cache[1] > FACTOR_TTL_SECONDS:
+        _factor_cache[:] = [machine_factor(), now]
+    return _factor_cache[0]
+
 
 def machine_factor() -> float:
     """This machine's time for a fixed workload (a 400 × 400 product and a pass over 4·10⁶ doubles, three times;

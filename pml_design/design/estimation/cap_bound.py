@@ -38,6 +38,7 @@ import numpy as np
 
 from ..._validation import check_positive_real
 from ...uncertainty import UncertaintySet
+from .affordable import cached_machine_factor
 from .bound import _box_top
 from .coordinate_bound import _checked_prior, _dual_value, _separable_max
 from .moment_bound import frame, moment_dual_value
@@ -110,7 +111,9 @@ def _box_value(pi: np.ndarray, T: np.ndarray) -> float:
 
 
 def cap_affordable(n: int, seconds: float) -> bool:
-    """Whether :func:`cap_bound` on ``n`` symbols fits ``seconds`` (three first pricing rounds, at least 1 s).
+    """Whether :func:`cap_bound` on ``n`` symbols fits ``seconds`` (three first pricing rounds, at least 1 s), the
+    pricing's time scaled to this machine (:func:`.affordable.cached_machine_factor`, measured only where it could
+    decide).
 
     Parameters
     ----------
@@ -123,7 +126,10 @@ def cap_affordable(n: int, seconds: float) -> bool:
     -------
     bool
     """
-    return seconds >= max(1.0, 3.0 * PRICING_SECONDS_PER_N2 * n * n)
+    need = 3.0 * PRICING_SECONDS_PER_N2 * n * n
+    if seconds < max(1.0, 0.5 * need):  # machine_factor() is at least 0.5
+        return False
+    return need < 0.5 or seconds >= max(1.0, need * cached_machine_factor())
 
 
 def box_coordinate_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> float:
