@@ -61,11 +61,9 @@ NESTED_MASTER_STARTS: int = 4
 #: columns: Adult ε = 4, 300 s, the run stopped at 251 s with 1.486, while 500 starts a round priced columns at −0.44
 #: (docs/design.md §7).
 ESCALATIONS: int = 3
-#: Once the background bound of :mod:`.parallel_bound` has reported a value, the rounds go on until this share of the
-#: time limit is left (instead of leaving BOUND_SHARE to the end-of-run relaxations, which that process already
-#: computes on the other CPU: in every cell of the benchmark its value was the one reported). 30 s: Zipf 100 ε = 1
-#: 90.55 → 90.14, ε = 2 33.39 → 32.78, Adult ε = 4 and Zipf 50 ε = 1 within 0.1 %. None: the end-of-run relaxations
-#: as without it.
+#: Once the background bound of :mod:`.parallel_bound` has a value, the rounds go on until this share of the limit is
+#: left (not BOUND_SHARE for the end-of-run relaxations, which that process computes on the other CPU). 30 s: Zipf 100
+#: ε = 1 90.55 → 90.14, ε = 2 33.39 → 32.78, Adult ε = 4, Zipf 50 ε = 1 within 0.1 %. None: end-of-run relaxations.
 BACKGROUND_TAIL: float | None = 0.02
 #: Share of the bound's time given to the coordinate relaxation (:mod:`.coordinate_bound`, A criterion) before the
 #: Frank–Wolfe bound of :mod:`.bound` (0.3 inside Proposition 2, where the latter is exact); the alphabets it runs on.
@@ -347,7 +345,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
     background = not d_opt and R_all is None and n <= BACKGROUND_MAX_N and available(time_limit)
     bg = None
     level = 0  # escalations of the three-level search so far (ESCALATIONS)
-    work = max(NESTED_WORK // n, 1)
+    work, exact, f_prev = max(NESTED_WORK // n, 1), False, math.inf  # exact: centre this round's master exactly
 
     def covered() -> bool:  # the background process has a value: the end-of-run relaxations' share is the rounds'
         return bg is not None and BACKGROUND_TAIL is not None and bg.has_value()
@@ -369,7 +367,7 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
             bg = start(V, np.ones(V.shape[1]))
         for it in range(1, max_iter + 1):
             state["it"] = it
-            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1, loose=R_all is None,
+            x, nu, (f, _, M) = solve_master(V, G, d_opt, x, loop_deadline, warm=it > 1, loose=R_all is None and not exact,
                                             rtol=1e-8 if R_all is not None else MASTER_RTOL)
             best.offer(_design_matrix(V, x, W_seed), f"master round {it}")
             state["x"], state["V"] = x, V
@@ -421,6 +419,8 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
                     improving = np.flatnonzero(d_c < -1e-9 * max(1.0, abs(f)))
             if improving.size == 0 or time.perf_counter() > loop_deadline:
                 break
+            # the master stalled (moved < 1e-6 |f|): centre it exactly next round, so that the rounds can end there
+            exact, f_prev = not exact and f > f_prev - 0.01 * MASTER_RTOL * max(1.0, abs(f)), f
             pick = improving[np.argsort(d_c[improving])][: max(4, n)]
             keep = prune(V, x[:-1], cap)
             V = np.hstack([V[:, keep], cand[:, pick]])

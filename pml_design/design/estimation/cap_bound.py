@@ -129,7 +129,7 @@ def cap_affordable(n: int, seconds: float) -> bool:
     need = 3.0 * PRICING_SECONDS_PER_N2 * n * n
     if seconds < max(1.0, 0.5 * need):  # machine_factor() is at least 0.5
         return False
-    return need < 0.5 or seconds >= max(1.0, need * cached_machine_factor())
+    return need < 0.1 or seconds >= max(1.0, need * cached_machine_factor())  # (< 0.1: only a 10× slower machine)
 
 
 def box_coordinate_bound(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> float:

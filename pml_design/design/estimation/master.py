@@ -30,8 +30,9 @@ __all__ = ["criterion", "gradients", "solve_master"]
 #: 0.1 % (docs/design.md §7).
 WARM_GAP: float = 5e-5
 #: A ``loose`` solve ends its final centering once the primal residual is below 1e-8 and the squared Newton decrement
-#: ``λ² = Δxᵀ H Δx`` (H the barrier-scaled Hessian) is at most this times the number of variables: the barrier's
-#: duality gap ``n/t`` then grows by about ``λ²/t``, at most about twice ``n/t`` (Boyd & Vandenberghe §11.2.2, §9.6.3).
+#: ``λ² = Δxᵀ H Δx`` (H the barrier-scaled Hessian) is at most this times the number of variables (a heuristic: for a
+#: self-concordant barrier near the central path the gap grows by about ``λ²/t``, Boyd & Vandenberghe §11.2.2, §9.6.3;
+#: ``tr F⁻¹`` is not self-concordant and λ² = n is far from that region; the bounds never rely on it).
 #: A round of the estimation design took 17 Newton steps on average, the last ones only polishing. 30 s runs (Zipf 100
 #: ε = 1 / 2 / 4): 103 → 148 rounds, error 90.74 → 89.89, 32.90 → 31.92, 6.285 → 6.271; Adult ε = 4 1.4853 → 1.4790,
 #: ε = 2 9.682 → 9.657 (docs/design.md §7).
