@@ -162,3 +162,26 @@ def test_master_columns_give_back_their_level_sets_as_starts():
     W = pml.subset_selection(n, 1.0).matrix
     s = _level_states(W, W.sum(axis=0), 5)
     assert s.shape == (5, n) and set(np.unique(s)) <= {1, 2} and np.all((s == 2).sum(axis=1) >= 1)
+
+
+@pytest.mark.parametrize("n, radius, eps", [(12, 0.1, 1.0), (30, 0.3, 2.0), (40, 2.5, 0.5), (60, 0.05, 4.0)])
+def test_lockstep_climbs_find_what_one_at_a_time_finds(monkeypatch, n, radius, eps):
+    """``pricing.BATCH_CLIMBS``: the ℓ1 ball's climbs in lockstep give the same candidate columns as one start at a time
+    (each climb is the same sequence of best moves; the set of states met is the same), here and where the work budget
+    would bind (the sequential climbs then take over)."""
+    from pml_design.design.estimation import pricing as PR
+
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.full(n, 0.7))
+    p = np.maximum(p, 1e-4) / np.maximum(p, 1e-4).sum()
+    ball = pml.L1Ball(p, radius)
+    A = rng.standard_normal((n, n))
+    M = A @ A.T / n
+    nu = rng.random(n) * np.trace(M) / n * 3
+    for work in (10**6, 3 * n):
+        out = []
+        for b in (0, 64):
+            monkeypatch.setattr(PR, "BATCH_CLIMBS", b)
+            out.append(PR.nested_pricing(ball, eps, p, M, nu, np.random.default_rng(5), restarts=40, work=work))
+        assert out[0].shape == out[1].shape
+        np.testing.assert_array_equal(out[0], out[1])
