@@ -206,8 +206,9 @@ def test_a_fresh_process_prices_the_next_seed_by_its_own_build_time():
     is timed (N = 30, ε = 4, 6 s: the next candidate, 31 times the outputs, was priced at ~28 s and the design ended
     after the seeds, 0 rounds, gap 61 %), and (ii) a quick first build is timed again, warm (N = 40, ε = 4, 2 s: GRR
     built cold in 0.053 s priced the next candidate at 3.3 s: 0 rounds, where a warm process ran 20). The N = 40
-    design runs first, so each case meets its own cold start. The test reads the price itself (``seeds._too_long``'s
-    estimate), not whether a short run fitted it: that depended on the machine's load (a busy test worker)."""
+    design runs first, so each case meets its own cold start. The test reads the price itself
+    (``seeds._candidate_seconds``, which ``_too_long`` uses), not whether a short run fitted it: that depended on the
+    machine's load (a busy test worker)."""
     import json
     import subprocess
     import sys
@@ -216,16 +217,17 @@ def test_a_fresh_process_prices_the_next_seed_by_its_own_build_time():
         "import json, warnings, numpy as np, pml_design as pml\n"
         "from pml_design.design.estimation import seeds\n"
         "warnings.simplefilter('ignore')\n"
-        "prices, orig = [], seeds._too_long\n"
-        "def too_long(per_seed, outputs, first, deadline):\n"
-        "    prices.append(1.5 * per_seed * max(1.0, outputs / max(first, 1)))\n"
-        "    return orig(per_seed, outputs, first, deadline)\n"
-        "seeds._too_long = too_long\n"
+        "prices, orig = [], seeds._candidate_seconds\n"
+        "def price(*args):\n"
+        "    prices.append(orig(*args))\n"
+        "    return prices[-1]\n"
+        "seeds._candidate_seconds = price\n"
         "out = []\n"
         "for n in (40, 30):\n"
         "    p = 1.0 / np.arange(1, n + 1) ** 1.1; p /= p.sum()\n"
         "    del prices[:]\n"
-        "    r = pml.design(pml.L1Ball(p, 0.2), 4.0, utility='frequency_estimation', solver_options={'time_limit': 6})\n"
+        "    r = pml.design(pml.L1Ball(p, 0.2), 4.0, utility='frequency_estimation',\n"
+        "                   solver_options={'time_limit': 6})\n"
         "    out.append({'n': n, 'price': prices[0], 'seeds': sorted(r.info['seeds'] or {})})\n"
         "print(json.dumps(out))\n"
     )
@@ -239,8 +241,8 @@ def test_a_fresh_process_prices_the_next_seed_by_its_own_build_time():
 def test_a_loose_master_ends_near_the_sdp_optimum_in_fewer_newton_steps(monkeypatch):
     """``solve_master(..., loose=True)`` (heuristic pricing's rounds) stops its final centering at a squared Newton
     decrement ≤ the number of variables: its value must still be within the barrier's gap of cvxpy's SDP optimum
-    (a second solver), its row sums hold, and it must take fewer Newton steps than the exact centering. Power: a decrement of 1e4 × the variables fails the value
-    test (2.3e-4 above the optimum)."""
+    (a second solver), its row sums hold, and it must take fewer Newton steps than the exact centering. Power: a
+    decrement of 1e4 × the variables fails the value test (2.3e-4 above the optimum)."""
     import time
 
     from pml_design.design.estimation import master as MA

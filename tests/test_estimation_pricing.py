@@ -166,9 +166,9 @@ def test_master_columns_give_back_their_level_sets_as_starts():
 
 @pytest.mark.parametrize("n, radius, eps", [(12, 0.1, 1.0), (30, 0.3, 2.0), (40, 2.5, 0.5), (60, 0.05, 4.0)])
 def test_lockstep_climbs_find_what_one_at_a_time_finds(monkeypatch, n, radius, eps):
-    """``pricing.BATCH_CLIMBS``: the ℓ1 ball's climbs in lockstep give the same candidate columns as one start at a time
-    (each climb is the same sequence of best moves; the set of states met is the same), here and where the work budget
-    would bind (the sequential climbs then take over)."""
+    """``pricing.BATCH_CLIMBS``: the ℓ1 ball's climbs in lockstep give the same candidate columns as one start at a
+    time (each climb is the same sequence of best moves; the set of states met is the same), here and where the work
+    budget would bind (the sequential climbs then take over)."""
     from pml_design.design.estimation import pricing as PR
 
     rng = np.random.default_rng(n)

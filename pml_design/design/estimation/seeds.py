@@ -339,11 +339,16 @@ def offer_larger_seed(n: int, epsilon: float, prior: np.ndarray, base: int, cap:
     return False
 
 
+def _candidate_seconds(per_seed: float, outputs: int, first_outputs: int) -> float:
+    """The price of a candidate seed of ``outputs`` outputs: 1.5 × the first seed's ``per_seed`` seconds, scaled by its
+    outputs over the first's (never below 1×)."""
+    return 1.5 * per_seed * max(1.0, outputs / max(first_outputs, 1))
+
+
 def _too_long(per_seed: float, outputs: int, first_outputs: int, deadline: float) -> bool:
-    """Whether a candidate of ``outputs`` outputs, estimated at 1.5 × the first seed's ``per_seed`` seconds scaled
-    by its outputs over the first's, would end after ``deadline`` (the one rule of :func:`rank_seeds` and
-    :func:`offer_larger_seed`)."""
-    return time.perf_counter() + 1.5 * per_seed * max(1.0, outputs / max(first_outputs, 1)) >= deadline
+    """Whether a candidate of ``outputs`` outputs, priced by :func:`_candidate_seconds`, would end after ``deadline``
+    (the one rule of :func:`rank_seeds` and :func:`offer_larger_seed`)."""
+    return time.perf_counter() + _candidate_seconds(per_seed, outputs, first_outputs) >= deadline
 
 
 def first_seed(n: int, epsilon: float, prior: np.ndarray, max_outputs: int) -> tuple[PairBalancedChannel, float]:
