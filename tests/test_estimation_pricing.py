@@ -168,7 +168,7 @@ def test_master_columns_give_back_their_level_sets_as_starts():
 def test_lockstep_climbs_find_what_one_at_a_time_finds(monkeypatch, n, radius, eps):
     """``pricing.BATCH_CLIMBS``: the ℓ1 ball's climbs in lockstep give the same candidate columns as one start at a
     time (each climb is the same sequence of best moves; the set of states met is the same), here and where the work
-    budget would bind (the sequential climbs then take over)."""
+    budget would bind (chunks of one start then)."""
     from pml_design.design.estimation import pricing as PR
 
     rng = np.random.default_rng(n)

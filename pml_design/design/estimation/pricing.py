@@ -24,8 +24,8 @@ __all__ = ["local_pricing", "nested_pricing", "reduced_costs"]
 NESTED_SWEEPS: int = 400
 NESTED_RESTARTS: int = 8
 #: Starts climbed together in numpy on the ℓ1 ball (0: one at a time), while the work budget cannot end a climb (a
-#: chunk of 16 makes at most 6 400 moves; the budget is 20 000 at N = 100): the same local optima and candidates as one
-#: at a time, without a Python step per move and start (docs/design.md §7, three-level pricing).
+#: chunk of 16 makes at most 6 400 moves; the budget is 20 000 at N = 100), else one at a time: the same local optima
+#: and candidates, without a Python step per move and start (docs/design.md §7, three-level pricing).
 BATCH_CLIMBS: int = 16
 
 
@@ -146,10 +146,11 @@ def _values(alpha, beta, ok, pi_u, pi_w, nu_u, nu_w, stats):
     return np.where(ok, val, -np.inf)
 
 
-def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_sweep, deadline):
+def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_sweep, deadline, budget=None):
     """The climbs of :func:`nested_pricing` on the ℓ1 ball from the start states ``S`` (rows), in lockstep: each row
-    takes its best move while one improves (the sequential climb's rule, row by row). Returns the moves made and the
-    states met (every improving neighbour among the ``per_sweep`` best of each sweep, and each final state)."""
+    takes its best move while one improves. Before every sweep but the first, the climbs stop at the deadline or once
+    ``budget`` moves are made. Returns the moves made and the states met (every improving neighbour among the
+    ``per_sweep`` best of each sweep, and each final state)."""
     n = prior.shape[0]
     S = S.copy()
     B = S.shape[0]
@@ -167,7 +168,7 @@ def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_swee
     moves = 0
     rows_all = np.arange(B)
     for sweep in range(sweeps):
-        if sweep and time.perf_counter() > deadline:
+        if sweep and (time.perf_counter() > deadline or budget is not None and moves >= budget):
             break
         rows = rows_all[active]
         if not rows.size:
@@ -203,8 +204,7 @@ def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_swee
         best = order[:, 0]
         gain = top[:, 0] > bar
         stop = rows[~gain]
-        for r in stop:
-            found.append(S[r].copy())
+        found.extend(S[stop])
         active[stop] = False
         go, jb = rows[gain], best[gain]
         if not go.size:
@@ -219,8 +219,7 @@ def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_swee
         W[go, col] = (S[go, col] == 1)
         nv[go] += dV[k, jb]
         uu[go], uw[go], ww[go] = st[0][k, jb], st[1][k, jb], st[2][k, jb]
-    for r in rows_all[active]:
-        found.append(S[r].copy())
+    found.extend(S[active])
     return moves, found
 
 
@@ -288,18 +287,16 @@ def nested_pricing(uset: UncertaintySet, epsilon: float, prior: np.ndarray, M: n
     def spent() -> bool:  # the deadline or the work budget
         return time.perf_counter() > deadline or work is not None and moves >= work
 
-    i0 = 0
-    if ball and BATCH_CLIMBS:  # lockstep climbs while the work budget cannot bind: the same local optima, in numpy
-        while i0 < len(S0) and not (i0 and spent()):
-            chunk = S0[i0:i0 + BATCH_CLIMBS]
-            if work is not None and moves + chunk.shape[0] * sweeps > work:
-                break  # the budget may end a climb here: the sequential climbs below, as they always ran
-            done, found_chunk = _batch_climbs(epsilon, prior, M, dM, nu, center, uset.radius, chunk, sweeps,
-                                              per_sweep, deadline)
-            moves += done
-            found.extend(found_chunk)
-            i0 += chunk.shape[0]
-    for i, s in enumerate(S0[i0:], start=i0):
+    i = 0
+    while ball and i < len(S0) and not (i and spent()):
+        # lockstep climbs while the work budget cannot end one (the same local optima), else one start at a time
+        size = BATCH_CLIMBS if BATCH_CLIMBS and (work is None or moves + BATCH_CLIMBS * sweeps <= work) else 1
+        done, met = _batch_climbs(epsilon, prior, M, dM, nu, center, uset.radius, S0[i:i + size], sweeps, per_sweep,
+                                  deadline, None if work is None else work - moves)
+        moves += done
+        found.extend(met)
+        i += size
+    for i, s in enumerate(S0 if not ball else ()):  # every other set: f on the N-symbol masks, O(N²) a move
         if i and spent():
             break
         s = s.copy()
@@ -318,16 +315,9 @@ def nested_pricing(uset: UncertaintySet, epsilon: float, prior: np.ndarray, M: n
             dW = (tgt == 1).astype(float) - (src == 1)
             stats = (uu + 2.0 * dU * mU[x] + dU * dU * dM[x], uw + dU * mW[x] + dW * mU[x] + dU * dW * dM[x],
                      ww + 2.0 * dW * mW[x] + dW * dW * dM[x])
-            dV = dU + dW
-            n_v = int(U.sum() + W.sum()) + dV
-            if ball:
-                f_u = np.maximum(0.0, float(center @ U) + dU * center[x] - uset.radius / 2.0)
-                f_v = np.maximum(0.0, float(center @ (U | W)) + dV * center[x] - uset.radius / 2.0)
-                alpha, beta, ok = levels_from_f(epsilon, f_u, f_v, n_v == n, n_v > 0)
-            else:
-                Us, Ws = np.tile(U, (2 * n, 1)), np.tile(W, (2 * n, 1))
-                Us[rows, x], Ws[rows, x] = tgt == 2, tgt == 1
-                alpha, beta, ok = nested_levels(uset, epsilon, Us, Us | Ws)
+            Us, Ws = np.tile(U, (2 * n, 1)), np.tile(W, (2 * n, 1))
+            Us[rows, x], Ws[rows, x] = tgt == 2, tgt == 1
+            alpha, beta, ok = nested_levels(uset, epsilon, Us, Us | Ws)
             vals = _values(alpha, beta, ok, float(prior @ U) + dU * prior[x], float(prior @ W) + dW * prior[x],
                            float(nu @ U) + dU * nu[x], float(nu @ W) + dW * nu[x], stats)
             order = np.argsort(-vals)[:per_sweep]
