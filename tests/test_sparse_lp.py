@@ -439,6 +439,39 @@ def test_support_polish_needs_time_for_its_setup(monkeypatch):
     assert called and res.info["polish"] == ["support"]
 
 
+def test_tighter_resolve_needs_time_for_its_certification(monkeypatch):
+    """A tolerance re-solve starts only with more than ``POST_SOLVE_S_PER_NNZ`` per nonzero left, and its backend
+    gets what is left minus that reserve (device session 3, N = 4000, time limit 150 s: a re-solve started with
+    ~25 s left after a solve stopped by the limit, and its certification ended the call at 169 s)."""
+    from pml_design.design.linear import lp as lp_mod
+
+    uset, eps, G, p = _instance(20)
+    b = backends.get_backend("PDLP_CPU")
+    inner = b.solve
+    seen: list = []
+
+    def spy(lp, *, tol, time_limit=None, warm_start=None):
+        seen.append((tol, time_limit, lp.A.nnz))
+        return inner(lp, tol=tol, time_limit=time_limit, warm_start=warm_start)
+
+    monkeypatch.setattr(b, "solve", spy)
+    opts = {"tol": 1e-3, "polish": True, "polish_solver": "HIGHS", "time_limit": 60.0}
+    res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU", solver_options=opts)
+    resolves = [s for s in seen if s[0] < 1e-3]
+    assert resolves and any(st.startswith("tol=") for st in res.info["polish"])  # time enough: polished
+    for _tol, limit, nnz in resolves:  # each one keeps the reserve back from what was left
+        assert limit <= 60.0 - lp_mod.POST_SOLVE_S_PER_NNZ * nnz + 1e-9
+    monkeypatch.setattr(lp_mod, "POST_SOLVE_S_PER_NNZ", 0.3 * 60.0 / seen[0][2])  # 18 s kept back per solve
+    seen.clear()
+    res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU", solver_options=opts)
+    assert len(seen) == 1 or all(limit <= 60.0 - 18.0 + 1e-9 for _t, limit, _n in seen[1:])
+    monkeypatch.setattr(lp_mod, "POST_SOLVE_S_PER_NNZ", 1e9)  # never time enough for a re-solve's certification
+    seen.clear()
+    res = design(uset, eps, utility=LinearUtility(G), prior=p, solver="PDLP_CPU", solver_options=opts)
+    assert len(seen) == 1 and not any(st.startswith("tol=") for st in res.info["polish"])
+    assert res.certified_epsilon <= eps + 1e-12
+
+
 def test_an_all_zero_iterate_is_not_valued_as_a_perfect_mechanism(monkeypatch):
     """Review 2: a stopped solve returning x = 0 was "certified" as a one-column constant mechanism, which
     LinearUtility.value broadcast against the gain: probability of truth 1.0 at ε = 1, reported optimal."""
