@@ -34,7 +34,7 @@ from .mixture import mixture_stage as _mixture_stage
 from .parallel_bound import MOMENT_MAX_N as MOMENT_BACKGROUND_MAX_N
 from .parallel_bound import BackgroundBound, available
 from .pricing import NESTED_RESTARTS, local_pricing, nested_pricing, reduced_costs
-from .reduce import fewer_outputs, prune
+from .reduce import mechanism_on_fewer_outputs, prune
 from .seeds import first_seed, offer_larger_seed
 from .seeds import rank_seeds as _rank_seeds
 from .seeds import ray_seeds
@@ -471,10 +471,8 @@ def _column_generation(uset, epsilon, util, prior, seed, G_seed: Callable[[], np
         if bg is not None:
             bg.close()
     state["K"] = V.shape[1]
-    if "x" in state:  # fewer outputs, same F: bounded by what is left of the time budget (+5 %)
-        R, w = _as_rays(state["V"], state["x"], W_seed, prior)
-        left = deadline + 0.05 * time_limit - time.perf_counter()
-        small = fewer_outputs(R, w, left)
+    if best.cert is not None:  # the incumbent on fewer outputs, same F, within what is left of the budget (+5 %)
+        small = mechanism_on_fewer_outputs(best.cert.matrix, prior, deadline + 0.05 * time_limit - time.perf_counter())
         if small is not None:
             best.offer(small, best.source + " (fewer outputs)", rtol=1e-6)  # the LP meets F to its tolerance
 
