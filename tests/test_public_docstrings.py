@@ -54,6 +54,7 @@ CHECKED: tuple[str, ...] = (
     "pml_design.design.estimation.bound_cells",
     "pml_design.design.estimation.cell_lp",
     "pml_design.design.estimation.coordinate_bound",
+    "pml_design.design.estimation.incumbent",
     "pml_design.design.estimation.master",
     "pml_design.design.estimation.mixture",
     "pml_design.design.estimation.moment_bound",

@@ -17,15 +17,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...mechanisms.frequency_oracles.fisher import fisher_information
 from ...mechanisms.frequency_oracles.optimum import ldp_optimum
 from ...uncertainty import FiniteSet, L1Ball, UncertaintySet
 from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, _progress_update, warn_result_gap
-from ..certify import certify
 from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_optimal
 from ..utilities import FrequencyEstimation
 from .affordable import check_affordable
 from .bound import ray_value_bounds, scaled_frank_wolfe_bound
+from .incumbent import CertifiedIncumbent as _Incumbent
 from .cap_bound import box_coordinate_bound, box_log_det_bound, cap_affordable, cap_bound
 from .coordinate_bound import coordinate_bound
 from .moment_bound import MOMENT_POOL_PER_SYMBOL, moment_bound, moment_dual
@@ -127,29 +126,6 @@ def _all_rays(uset: UncertaintySet, epsilon: float, prior: np.ndarray) -> np.nda
     if R.shape[1] > MAX_ENUMERATED_RAYS:
         return None
     return R / (prior @ R)
-
-
-class _Incumbent:
-    """The best certified design so far (exact leakage check and repair, then the exact criterion)."""
-
-    def __init__(self, uset: UncertaintySet, epsilon: float, util: FrequencyEstimation, prior: np.ndarray):
-        self.uset, self.epsilon, self.util, self.prior = uset, epsilon, util, prior
-        self.cert = None
-        self.value = math.inf
-        self.last = math.inf  # the criterion of the last design offered
-        self.source = ""
-
-    def offer(self, W: np.ndarray, source: str, rtol: float = 1e-9) -> bool:
-        """Certify ``W`` and keep it if better (or as good within ``rtol`` on fewer outputs); True if better."""
-        W = np.maximum(W, 0.0)
-        W = W / W.sum(axis=1, keepdims=True)
-        cert = certify(W, self.uset, self.epsilon, drop_empty_columns=True)
-        value = float(self.util.value(cert.matrix, self.prior))
-        self.last = value
-        better = value < self.value
-        if self.cert is None or better or (value <= self.value * (1 + rtol) and cert.matrix.shape[1] < self.cert.matrix.shape[1]):
-            self.cert, self.value, self.source = cert, value, source
-        return better
 
 
 def _level_states(V: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
@@ -292,7 +268,7 @@ def design_frequency_estimation(
         if out_of_time:
             deadline = -math.inf  # nothing after the seeds (every limit runs the same stages in the same order)
         # the seed's Fisher information, computed once, when a stage first needs it (never before its time checks)
-        G_seed = functools.cache(lambda: fisher_information(seed.matrix, prior))
+        G_seed = functools.cache(lambda: best.fisher_of(seed.matrix))
         # above MAX_COLUMN_GENERATION_N the capped dual (A) gets the bound's share after the mixture, where it fits
         bound_s = min(BOUND_SHARE * time_limit, BOUND_SECONDS)
         large = not d_opt and n > MAX_COLUMN_GENERATION_N and cap_affordable(n, bound_s)

@@ -17,7 +17,7 @@ import scipy.linalg
 
 from ..._validation import check_mechanism, check_probability_vector
 
-__all__ = ["estimation_mse", "fisher_information"]
+__all__ = ["estimation_mse", "fisher_information", "mse_from_fisher"]
 
 #: :func:`estimation_mse` takes ``tr F⁻¹`` from a Cholesky factor from this many symbols on (eigenvalues below).
 CHOLESKY_MIN_N: int = 1500
@@ -89,6 +89,33 @@ def estimation_mse(matrix: object, prior: object, *, rcond: float = 1e-12) -> fl
         rank = int(np.sum(sv > sv[0] * W.shape[0] * np.finfo(float).eps))
         Q = U[:, rank:]
         F = Q.T @ F @ Q
+    return mse_from_fisher(F, p, rcond=rcond)
+
+
+def mse_from_fisher(fisher: np.ndarray, prior: np.ndarray, *, rcond: float = 1e-12) -> float:
+    """``tr F⁻¹ − ‖P‖²`` from a Fisher information already computed: the last step of :func:`estimation_mse`.
+
+    Implements: the A-optimal Cramér–Rao criterion of the module docstring (Gorman & Hero 1990, Stoica & Ng 1998);
+    unvalidated, for callers that need F itself too (the estimation design keeps its incumbent's F, the master's
+    matrix column). ``tr F⁻¹`` from a Cholesky factor from :data:`CHOLESKY_MIN_N` symbols on, else from the
+    eigenvalues.
+
+    Parameters
+    ----------
+    fisher : np.ndarray
+        ``F``, symmetric ``N × N`` (:func:`fisher_information`, or its projection when some outputs have
+        ``P·w_y = 0``).
+    prior : np.ndarray
+        The input distribution P, length N.
+    rcond : float, default 1e-12
+        F is treated as singular when its smallest eigenvalue is ≤ ``rcond`` times its largest.
+
+    Returns
+    -------
+    float
+        ``+inf`` if F is singular.
+    """
+    F, p = fisher, prior
     if F.shape[0] >= CHOLESKY_MIN_N:
         trace = _trace_inverse_cholesky(F, rcond)
         if trace is not None:
