@@ -473,3 +473,38 @@ def test_calibrate_histogram_when_no_noise_is_needed(capsys):
     code, out, _ = run(capsys, "calibrate", "histogram", "--epsilon", "30", "--alpha", "0.5", "--json")
     res = json.loads(out)
     assert res["scale"] == 0 and res["epsilon_at_scale"] == pytest.approx(np.log(2))
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("phone,1,200\nlaptop,900\n", "line 1: expected a count or 'label,count' (2 fields), got 3 fields separated by commas"),
+    ("a,50,3\nb,4\n", "got 3 fields separated by commas"),
+    ("x;1;2\ny;3\n", "got 3 fields separated by semicolons"),
+    ("Not in family 20\nHusband 30\n", "got 4 fields separated by spaces; write 'label,count' for a label with spaces"),
+])
+def test_counts_lines_with_extra_fields_are_refused(capsys, tmp_path, text, needle):
+    """A review found 'phone,1,200' read as phone = 200 (the middle fields dropped) and 'Not in family 20' as a
+    label 'Not': a wrong P̂ and a false guarantee, silently. More than two fields is now one line naming the line;
+    the fields themselves are not echoed (the counts may be protected, --dp-epsilon)."""
+    f = tmp_path / "c.txt"
+    f.write_text(text)
+    code, out, err = run(capsys, "design", "--counts", str(f), "--epsilon", "1", "--radius", "0.1", "--json")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and out == "" and len(lines) == 1 and needle in lines[0], err
+    assert "200" not in lines[0] and "family" not in lines[0]
+
+
+@pytest.mark.parametrize("text, cats, counts", [
+    ('"a, b",3\nc,4\n', ["a, b", "c"], [3, 4]),
+    ("a;b,20\nc,3\n", ["a;b", "c"], [20, 3]),  # the comma separates; the semicolon is part of the label
+    ("Not in family,20\nHusband,30\n", ["Husband", "Not in family"], [30, 20]),
+    ("x\t3\ny\t4\n", ["x", "y"], [3, 4]),
+    ("x 3\ny 4\n", ["x", "y"], [3, 4]),
+    ("a,5,\nb,3\n", ["a", "b"], [5, 3]),  # a trailing separator
+])
+def test_counts_files_with_quotes_and_separators(tmp_path, text, cats, counts):
+    from pml_design.cli._common import read_counts
+
+    f = tmp_path / "c.txt"
+    f.write_text(text)
+    got, labels = read_counts(str(f))
+    assert dict(zip(labels, got.tolist())) == dict(zip(cats, counts))

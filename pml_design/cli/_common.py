@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import csv
 import math
 import pathlib
 import sys
@@ -197,11 +198,16 @@ def csv_column_counts(path: str, column: str, delimiter: str | None, option: str
                          quote_values=quote_values)
 
 
+_SEPARATOR_NAMES = {"\t": "tabs", ",": "commas", ";": "semicolons"}
+
+
 def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional).
 
-    A header is the first line only if its last field is a name (letters, no digits), e.g. ``category,count``;
-    a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
+    The separator is the first of tab, comma or semicolon that a line holds (CSV quoting: ``"a, b",3``), else
+    whitespace. A line of more than two fields is an error (``phone,1,200`` was read as phone = 200). A header is
+    the first line only if its last field is a name (letters, no digits), e.g. ``category,count``; a first line
+    such as ``a,1x`` is an error, not a header. Labels must be distinct.
     """
     from .._validation import not_a_file_reason  # noqa: PLC0415
 
@@ -224,9 +230,18 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        parts = [t.strip() for t in line.replace("\t", ",").replace(";", ",").split(",") if t.strip() != ""]
-        if len(parts) == 1 and " " in parts[0]:
-            parts = parts[0].split()
+        sep = next((c for c in "\t,;" if c in line), None)  # the first of tab, comma, semicolon the line holds
+        if sep is None:
+            parts = line.split()
+        else:
+            parts = [t.strip() for t in next(csv.reader([line], delimiter=sep, skipinitialspace=True)) if t.strip() != ""]
+        if len(parts) > 2:  # a label, a count and more: never guess which field is which (fields are not echoed)
+            how = (f"separated by {_SEPARATOR_NAMES[sep]}; quote a label that holds the separator (\"a, b\",3)"
+                   if sep is not None else "separated by spaces; write 'label,count' for a label with spaces")
+            raise CliError(
+                f"argument --counts: {path}, line {lineno}: expected a count or 'label,count' (2 fields), got "
+                f"{len(parts)} fields {how}, and counts without thousands separators"
+            )
         try:
             value = float(parts[-1])
         except ValueError:
