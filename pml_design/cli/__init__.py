@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
+    previous = _on_sigterm()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -100,9 +101,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # an output folder that is a file, a path without permission, a full disk
+        if os.environ.get("PML_DESIGN_DEBUG"):
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"{PROG}: error: {exc.strerror or type(exc).__name__}{where}\n")
+        return 2
     except RuntimeError as exc:  # SolverFailedError and friends
+        if os.environ.get("PML_DESIGN_DEBUG"):
+            raise
         sys.stderr.write(f"{PROG}: error: {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
         return 1
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
+    except _Terminated:
+        sys.stderr.write(f"{PROG}: terminated\n")
+        return 143
+    finally:
+        _restore_sigterm(previous)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``except BaseException`` clean-up runs (a partial output file
+    is removed, as on Ctrl-C; with the default action a review found a hidden ``.partial`` file left behind)."""
+
+
+def _on_sigterm() -> object:
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGTERM"):
+        return None
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_sigterm(previous: object) -> None:
+    if previous is not None:
+        import signal  # noqa: PLC0415
+
+        signal.signal(signal.SIGTERM, previous)

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import pathlib
+import sys
 from typing import Any
 
 from ._common import (
@@ -280,6 +281,10 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
     rows += [[lab] + [repr(float(v)) for v in row] for lab, row in zip(labels, res.matrix)]
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
-    res.save(jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True)  # checked by _output_paths
+    replaced = jpath.is_file()  # (a mechanism file, or --force: checked by _output_paths)
+    res.save(jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True)
     _write_atomically(cpath, buf.getvalue())
+    if replaced:  # a deployed mechanism file is the only key to its reports: never replaced without a word
+        sys.stderr.write(f"pml-design: replaced the existing mechanism file {jpath} (reports privatized with the "
+                         "previous mechanism can only be read with a copy of it)\n")
     return [str(jpath), str(cpath)]

@@ -103,6 +103,18 @@ def call_run(mod: ModuleType, *, quick: bool, outdir: str | pathlib.Path, progre
     return mod.run(**kwargs)
 
 
+def _output_folder(path: str) -> pathlib.Path:
+    """``--outdir``, created if missing; one line naming the flag when it cannot be (a file, no permission)."""
+    out = pathlib.Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise CliError(f"argument --outdir: not a folder (a file of that name exists): {path}") from None
+    except OSError as exc:
+        raise CliError(f"argument --outdir: cannot create the folder ({exc.strerror}): {path}") from None
+    return out
+
+
 def run_reproduce(args: argparse.Namespace) -> int:
     """Run ``pml-design reproduce``; returns the exit status."""
     bench_dir = find_benchmarks_dir()
@@ -113,8 +125,7 @@ def run_reproduce(args: argparse.Namespace) -> int:
             print(n)
         return 0
     name = resolve_script(args.figure, bench_dir)
-    outdir = pathlib.Path(args.outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    outdir = _output_folder(args.outdir)
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
@@ -135,6 +146,7 @@ def run_bench(args: argparse.Namespace) -> int:
     spec = importlib.util.spec_from_file_location("_pml_bench_harness", bench_dir / "__main__.py")
     if spec is None or spec.loader is None or not (bench_dir / "__main__.py").is_file():
         raise CliError(f"{bench_dir} has no harness (__main__.py)")
+    _output_folder(args.outdir)
     harness = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(harness)
     forwarded = ["--outdir", args.outdir, "--budget", str(args.budget)]
