@@ -554,3 +554,27 @@ def test_replacing_a_mechanism_file_is_said(capsys, counts_file, tmp_path):
     assert code == 0 and "replaced" not in err
     code, _, err = run(capsys, *argv)
     assert code == 0 and f"replaced the existing mechanism file {prefix}.json" in err
+
+
+def test_privatize_errors_name_no_protected_value(capsys, tmp_path, counts_file):
+    """privatize's input is the protected data: an unknown or missing cell is reported without its value, its row
+    or how many there are (a review: 'e.g. ['smartwatch-of-alice'] (first at data row 1235)' went to stderr)."""
+    prefix = tmp_path / "mech"
+    code, _, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o",
+                       str(prefix))
+    assert code == 0, err
+    data = tmp_path / "rel.csv"
+    labels = json.loads((tmp_path / "mech.json").read_text())["categories"]
+    data.write_text("device\n" + "\n".join([labels[0]] * 50 + ["smartwatch-of-alice"] + [labels[1]] * 3) + "\n")
+    code, out, err = run(capsys, "privatize", str(prefix) + ".json", "--csv", str(data), "--column", "device", "-o",
+                         str(tmp_path / "out.csv"))
+    assert code == 2 and "does not know" in err and "not shown" in err
+    assert "alice" not in err and "51" not in err and "row" not in err
+    import pml_design as pml
+
+    mech = pml.load_mechanism(str(prefix) + ".json")
+    with pytest.raises(ValueError, match="not shown") as info:
+        mech.privatize(np.array([labels[0], "smartwatch-of-alice"], dtype=object))
+    assert "alice" not in str(info.value)
+    with pytest.raises(ValueError, match=r"must lie in \[0, \d+\)$"):
+        mech.privatize([1e300])  # no value echoed (it was also shown as -2**63, cast before the check)

@@ -67,7 +67,7 @@ def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
 
     if len(series) == 0:
         return series.copy()
-    codes, as_labels = _encode(series, mech.labels, mech.n_inputs, "column")
+    codes, as_labels = _encode(series, mech.labels, mech.n_inputs, "column", protected=True)
     y = mech.privatize_codes(codes, gen)
     if not as_labels:
         return pd.Series(y, index=series.index, name=series.name)

@@ -178,11 +178,16 @@ def _progress(source: TableSource, enabled: bool, desc: str) -> Any:
 
 def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels: Sequence[str],
            first_row: int, what: str) -> np.ndarray:
-    """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming rows and values."""
+    """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming rows and values, except for
+    privatize's input (``what == "labels"``: protected records, named in no message)."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
     idx = pc.index_in(values, value_set=value_set)  # exact text, as in pandas (check_whitespace_distinct)
     if idx.null_count:
+        if what == "labels":  # privatize's input: protected records, so no value, count or row is named
+            raise TableError(f"argument --column: column {column!r} of {source.path} holds values the mechanism "
+                             f"does not know (missing, or not among its labels {list(labels)[:20]}); they are not "
+                             "shown, as they are protected records: find them with a filter on those labels")
         bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
         examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
         raise TableError(f"argument --column: column {column!r} of {source.path} has {len(bad)}+ {what} the "

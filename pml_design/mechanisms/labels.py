@@ -19,18 +19,17 @@ from .._validation import fmt
 __all__ = ["check_labels", "label_codes"]
 
 
-def _as_symbols(data: object, n: int, name: str) -> np.ndarray:
+def _as_symbols(data: object, n: int, name: str, protected: bool = False) -> np.ndarray:
     arr = np.asarray(data)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if not np.issubdtype(arr.dtype, np.integer):
-        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
+        if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
             raise TypeError(f"{name} must be integers in [0, {n}), got dtype {arr.dtype}")
-    bad = (arr < 0) | (arr >= n)
+    bad = (arr < 0) | (arr >= n)  # (before any cast: 1e300 became -2**63 and was reported as such)
     if np.any(bad):
-        raise ValueError(f"{name} must lie in [0, {n}); found {int(arr[bad].ravel()[0])}")
+        found = "" if protected else f"; found {arr[bad].ravel()[0].item()!r}"
+        raise ValueError(f"{name} must lie in [0, {n}){found}")
     return arr.astype(np.int64, copy=False)
 
 
@@ -97,8 +96,8 @@ def _all_numbers(labels: Sequence) -> bool:
     return all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in labels)
 
 
-def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "the mechanism does not know"
-                ) -> np.ndarray:
+def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "the mechanism does not know",
+                protected: bool = False) -> np.ndarray:
     """Integer codes (positions in ``labels``) of label values; unknown or missing values raise ``ValueError``
     (``"{name} contains … value(s) {unknown_as}"``; the pipeline says ``"outside categories"``).
 
@@ -117,6 +116,9 @@ def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "
         Name of ``values`` in error messages.
     unknown_as : str, default "the mechanism does not know"
         How error messages describe values not in ``labels``.
+    protected : bool, default False
+        ``values`` are protected records (the inputs of ``privatize``): error messages then name neither the
+        values, nor how many, nor where (a message ends up in logs that no guarantee covers).
 
     Returns
     -------
@@ -140,6 +142,8 @@ def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "
         if (raw.codes < 0).any():
             unknown.append(None)
         if unknown:
+            if protected:
+                raise ValueError(_withheld(name, unknown_as, labels))
             raise ValueError(f"{name} contains values {unknown_as}: {fmt(unknown[:5])} "
                              f"(the labels are {fmt(list(labels))})")
         return cat_codes[raw.codes].astype(np.int64)
@@ -156,11 +160,20 @@ def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "
     codes = index.get_indexer(flat)
     bad = codes < 0
     if bad.any():
+        if protected:
+            raise ValueError(_withheld(name, unknown_as, labels))
         unknown = list(dict.fromkeys(flat[bad][:1000].tolist()))[:5]
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} contains {int(bad.sum())} value(s) {unknown_as}, e.g. "
                          f"{fmt(unknown)} (first at position {first}); the labels are {fmt(list(labels))}")
     return codes.astype(np.int64).reshape(arr.shape)
+
+
+def _withheld(name: str, unknown_as: str, labels: Sequence) -> str:
+    """The unknown-value error for protected records: no value, count or position of them."""
+    return (f"{name} holds values {unknown_as} (missing, or not among the labels {fmt(list(labels)[:20])}"
+            f"{' …' if len(labels) > 20 else ''}); they are not shown, as {name} are protected records: find them "
+            "with e.g. ~series.isin(mechanism.labels)")
 
 
 def _arrow_codes(values: Any, labels: Sequence) -> tuple[Any, np.ndarray] | None:
@@ -177,16 +190,17 @@ def _arrow_codes(values: Any, labels: Sequence) -> tuple[Any, np.ndarray] | None
     return values, np.asarray(pc.fill_null(idx, -1).to_numpy(), dtype=np.int64)
 
 
-def _encode(data: object, labels: tuple | None, n: int, name: str) -> tuple[np.ndarray, bool]:
-    """(codes, given_as_labels): integer codes pass through; label values are looked up in ``labels``."""
+def _encode(data: object, labels: tuple | None, n: int, name: str, protected: bool = False) -> tuple[np.ndarray, bool]:
+    """(codes, given_as_labels): integer codes pass through; label values are looked up in ``labels``
+    (``protected``: error messages withhold the values, see :func:`label_codes`)."""
     if labels is None:
-        return _as_symbols(data, n, name), False
+        return _as_symbols(data, n, name, protected), False
     kind = getattr(getattr(data, "dtype", None), "kind", None)
     if kind is None:
         kind = np.asarray(data).dtype.kind
     if (kind in "iu" and not _all_integers(labels)) or (kind == "f" and not _all_numbers(labels)):
-        return _as_symbols(data, n, name), False
-    return label_codes(data, labels, name), True
+        return _as_symbols(data, n, name, protected), False
+    return label_codes(data, labels, name, protected=protected), True
 
 
 def _label_array(labels: tuple) -> np.ndarray:

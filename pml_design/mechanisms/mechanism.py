@@ -263,7 +263,7 @@ class Mechanism:
             The privatized reports: int64 codes in ``{0, …, M−1}`` for integer-code inputs, otherwise the
             :attr:`output_labels` of the reports.
         """
-        x, as_labels = _encode(inputs, self._labels, self.n_inputs, "inputs")
+        x, as_labels = _encode(inputs, self._labels, self.n_inputs, "inputs", protected=True)
         y = self.privatize_codes(x, as_generator(rng))
         if as_labels:
             return _label_array(self._out_labels)[y]
