@@ -578,3 +578,54 @@ def test_privatize_errors_name_no_protected_value(capsys, tmp_path, counts_file)
     assert "alice" not in str(info.value)
     with pytest.raises(ValueError, match=r"must lie in \[0, \d+\)$"):
         mech.privatize([1e300])  # no value echoed (it was also shown as -2**63, cast before the check)
+
+
+def test_time_limit_covers_the_whole_design_command(capsys, tmp_path, monkeypatch):
+    """--time-limit is the command's: the design gets it minus the time kept back for the disclosure, the files and
+    the JSON (a review: --time-limit 8 at N = 790 ran 40 s, the design 9 s and a 29 s save); a limit too short for
+    that is refused at once, naming the time needed."""
+    import pml_design as pml
+    from pml_design.cli import design as cli_design
+
+    counts = tmp_path / "many.txt"
+    counts.write_text("\n".join(f"c{i},{3 + i % 7}" for i in range(2000)) + "\n")
+    code, out, err = run(capsys, "design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1",
+                         "--time-limit", "10", "-o", str(tmp_path / "m"))
+    assert code == 2 and "argument --time-limit: 10 s is too short for 2000 categories" in err and "give at least" in err
+    assert not any(tmp_path.glob("m.*"))
+    seen: list = []
+    real = pml.design
+
+    def spy(*a, **k):
+        seen.append((k.get("solver_options") or {}).get("time_limit"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(pml, "design", spy)
+    small = tmp_path / "small.txt"
+    small.write_text("a,5\nb,3\nc,9\n")
+    code, _, err = run(capsys, "design", "--counts", str(small), "--epsilon", "1", "--radius", "0.1",
+                       "--time-limit", "4", "--json")
+    assert code == 0, err
+    per_entry = sum(cli_design.POST_SECONDS_PER_ENTRY[k] for k in ("disclosure", "json"))
+    keep = 3 * 4096 * per_entry
+    assert 4 - keep - 1.0 <= seen[0] <= 4 - keep + 1e-9
+    seen.clear()
+    code, _, err = run(capsys, "design", "--counts", str(small), "--epsilon", "1", "--radius", "0.1",
+                       "--time-limit", "4", "--compare")
+    assert code == 0, err
+    assert seen[0] <= (4 - 3 * 4096 * cli_design.POST_SECONDS_PER_ENTRY["disclosure"]) / 2 + 1e-9  # --compare: half
+
+
+def test_a_large_mechanism_file_is_recognised_as_one(tmp_path):
+    """is_mechanism_file parsed the first MiB as JSON, so every mechanism file above 1 MiB (a wide design's is
+    200 MB) counted as 'not a mechanism file' and design -o refused to replace it; its first key decides now."""
+    import pml_design as pml
+    from pml_design.deploy.output import is_mechanism_file
+
+    res = pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.1), 1.0)
+    big = res.save(tmp_path / "big.json", extra={"pad": list(range(300_000))})
+    assert big.stat().st_size > 1 << 20 and is_mechanism_file(big)
+    other = tmp_path / "other.json"
+    other.write_text('{"data": [' + ",".join(["1"] * 600_000) + '], "format": "pml-design-mechanism"}')
+    assert other.stat().st_size > 1 << 20 and not is_mechanism_file(other)  # not written by save_mechanism
+    assert is_mechanism_file(res.save(tmp_path / "small.json"))

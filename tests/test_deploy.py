@@ -210,7 +210,7 @@ def test_the_fast_matrix_text_hashes_as_json_does(n, m, seed, kind):
     """The matrix rows are formatted once (each distinct value once where few are) and spliced into both the
     hashed canonical text and the file: that text must be byte for byte ``json.dumps``'s, for any floats
     (negative zero, subnormals, integers as floats, 17-digit values), or files written before would not load."""
-    from pml_design.deploy.file import _document_text
+    from pml_design.deploy.matrix_text import _document_text
 
     rng = np.random.default_rng(seed)
     if kind == "few":

@@ -43,6 +43,7 @@ CHECKED: tuple[str, ...] = (
     "pml_design.cli",
     "pml_design.deploy.file",
     "pml_design.deploy.guard",
+    "pml_design.deploy.matrix_text",
     "pml_design.deploy.output",
     "pml_design.deploy.streaming",
     "pml_design.design.anytime",

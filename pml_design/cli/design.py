@@ -6,6 +6,7 @@ import argparse
 import csv
 import hashlib
 import io
+import math
 import pathlib
 import sys
 from typing import Any
@@ -56,7 +57,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
     p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
-                   help="wall-clock limit of the column-generation method (default 60); a warning names the gap left")
+                   help="wall-clock limit of the whole command: the design gets what is left after the time kept for the "
+                   "disclosure, the -o files and --json (default: the design's own 60 s); a warning names the gap left")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
                    "else one plain line every ~10 s (default: on when stderr is a terminal)")
@@ -70,15 +72,54 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _solver_options(args: argparse.Namespace) -> dict | None:
-    """``solver_options`` of the column-generation method from ``--time-limit`` and ``--progress/--no-progress``."""
-    opts = {k: v for k, v in (("time_limit", args.time_limit), ("progress", args.progress)) if v is not None}
+def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -> dict | None:
+    """``solver_options`` from the design's share of ``--time-limit`` (:func:`_time_budget`) and ``--progress``."""
+    opts = {k: v for k, v in (("time_limit", time_limit), ("progress", args.progress)) if v is not None}
     return opts or None
+
+
+#: Seconds per entry of the design's matrix (N × outputs) for what follows the design, on the reference machine
+#: (times ``affordable.cached_machine_factor``): the disclosure listing, the files of ``-o``, the ``--json`` output.
+#: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine.
+POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 6e-7, "files": 9e-7, "json": 4e-7}
+
+
+def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) -> tuple[float | None, float]:
+    """``(design's time limit, seconds kept back)`` out of ``--time-limit``, which covers the whole command.
+
+    What follows the design grows with the matrix (N × outputs; a frequency-estimation design has up to
+    ``min(32768, max(4096, 16N))`` outputs (the LDP channel and the larger one offered: 10.7N and 18.4N measured at N = 954), another
+    about N): a review found ``--time-limit 8`` taking 40 s at
+    N = 790 (the design 9 s, then the summary, the disclosure and a 29 s save). That time is kept back; a limit that
+    leaves the design less than a tenth of itself is refused, naming the time needed. ``--compare`` halves what is
+    left (the optimal LDP design gets the other half).
+    """
+    import time  # noqa: PLC0415
+
+    if args.time_limit is None:
+        return None, 0.0
+    from ..design.estimation.affordable import cached_machine_factor  # noqa: PLC0415
+
+    outputs = min(32768, max(4096, 16 * n)) if args.utility == "frequency_estimation" else 2 * n
+    per_entry = POST_SECONDS_PER_ENTRY["disclosure"] + (POST_SECONDS_PER_ENTRY["files"] if files else 0.0) \
+        + (POST_SECONDS_PER_ENTRY["json"] if args.json else 0.0)
+    keep = n * outputs * per_entry * (cached_machine_factor() if n * outputs > 1_000_000 else 1.0)
+    limit = float(args.time_limit)
+    left = limit - (time.perf_counter() - started) - keep
+    if left < 0.1 * limit:
+        raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the design "
+                       f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''}) "
+                       f"takes about {keep:.0f} s on this machine for up to {outputs} outputs; give at least "
+                       f"{math.ceil(1.5 * keep + 5)} s")
+    return (left / 2 if args.compare else left), keep
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pml-design design``; returns the exit status."""
+    import time  # noqa: PLC0415
     from dataclasses import replace  # noqa: PLC0415
+
+    started = time.perf_counter()
 
     import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run
 
@@ -119,18 +160,19 @@ def run(args: argparse.Namespace) -> int:
     m = int(counts.sum())
     if m == 0:
         raise CliError("argument --counts: all counts are zero")
+    design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
     if args.delta is not None:
         est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
                                      categories=labels, utility=args.utility, method=args.method,
                                      solver=args.solver, allow_zero=args.allow_zero,
-                                     solver_options=_solver_options(args), dp_epsilon=args.dp_epsilon)
+                                     solver_options=_solver_options(args, design_limit), dp_epsilon=args.dp_epsilon)
         res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
         statement = est.statement()
         res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
     else:
         p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
         res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
-                        solver=args.solver, solver_options=_solver_options(args)).with_labels(labels)
+                        solver=args.solver, solver_options=_solver_options(args, design_limit)).with_labels(labels)
         res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
         radius, delta = float(args.radius), None
         statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
@@ -168,16 +210,17 @@ def run(args: argparse.Namespace) -> int:
         out.update(m=est.m, prior_source=est.prior_source, prior_params=est.prior_params)
         m = est.m
     if args.compare:
-        # the optimal eps-LDP design gets the same --time-limit (it is a column generation for frequency estimation)
-        cmp = pml.compare_with_ldp(res, solver_options=None if args.time_limit is None
-                                   else {"time_limit": args.time_limit})
+        # the optimal eps-LDP design gets what is left of --time-limit (a column generation for frequency estimation)
+        left = None if args.time_limit is None else max(
+            float(args.time_limit) - (time.perf_counter() - started) - kept_back, 0.05 * float(args.time_limit))
+        cmp = pml.compare_with_ldp(res, solver_options=None if left is None else {"time_limit": left})
         out["ldp_comparison"] = {"optimal_ldp": cmp.optimal_ldp, "randomized_response": cmp.randomized_response,
                                  "rr_calibrated_to_pml": cmp.rr_pml, "gain_over_ldp": cmp.gain_over_ldp,
                                  "optimal_ldp_relative_gap": cmp.optimal_ldp_gap}
     written = []
     if outputs is not None:
         written = _write_design_files(outputs, res, labels, delta, m,
-                                      {k: out[k] for k in ("ldp_comparison",) if k in out})
+                                      {k: out[k] for k in ("ldp_comparison",) if k in out}, out["disclosure"])
         out["files"] = written
     if args.json:
         print_json(out)
@@ -272,17 +315,29 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
 
 
 def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labels: list[str],
-                        delta: float | None, m: int, extra: dict) -> list[str]:
+                        delta: float | None, m: int, extra: dict, disclosure: list) -> list[str]:
     """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
     from ..deploy.file import _write_atomically  # noqa: PLC0415
 
+    import numpy as np  # noqa: PLC0415
+
+    from ..deploy.file import save_mechanism  # noqa: PLC0415
+    from ..deploy.matrix_text import _matrix_lines  # noqa: PLC0415
+
     jpath, cpath = paths
-    rows = [["input"] + [f"y{j}" for j in range(res.matrix.shape[1])]]
-    rows += [[lab] + [repr(float(v)) for v in row] for lab, row in zip(labels, res.matrix)]
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
+    writer = csv.writer(buf, lineterminator="")
+    writer.writerow(["input"] + [f"y{j}" for j in range(res.matrix.shape[1])])
+    W = np.asarray(res.matrix, dtype=float)
+    lines = _matrix_lines(W) if np.isfinite(W).all() else None  # each row once, for this CSV and the JSON file
+    for lab, line in zip(labels, lines if lines is not None else (",".join(map(repr, r)) for r in W.tolist())):
+        buf.write("\n")
+        writer.writerow([lab])  # (CSV-quoted where needed)
+        buf.write("," + line)
+    buf.write("\n")
     replaced = jpath.is_file()  # (a mechanism file, or --force: checked by _output_paths)
-    res.save(jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True)
+    save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
+                   _matrix_text=lines)
     _write_atomically(cpath, buf.getvalue())
     if replaced:  # a deployed mechanism file is the only key to its reports: never replaced without a word
         sys.stderr.write(f"pml-design: replaced the existing mechanism file {jpath} (reports privatized with the "

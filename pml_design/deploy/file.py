@@ -34,7 +34,6 @@ import math
 import os
 import pathlib
 import re
-import secrets
 import tempfile
 import warnings
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt, not_a_file_reason
+from .matrix_text import _document_text, _hash_with_matrix, _matrix_lines
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MechanismFileError", "MechanismFileWarning", "content_hash", "load_mechanism",
            "save_mechanism"]
@@ -106,27 +106,6 @@ def content_hash(document: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _matrix_lines(W: np.ndarray) -> list[str]:
-    """Each row of a finite float matrix as ``json`` writes it (``float.__repr__``, comma-separated), formatting
-    each distinct value once where few are (two-level and block designs: 38 k values in 8 M entries, 1.4 s
-    against 5.9 s)."""
-    values, where = np.unique(W, return_inverse=True)
-    if values.size <= W.size // 4:
-        text = np.array([float.__repr__(float(v)) for v in values], dtype=object)[where.reshape(W.shape)]
-        return [",".join(r) for r in text.tolist()]
-    return [",".join(map(float.__repr__, r)) for r in W.tolist()]
-
-
-def _hash_with_matrix(body: dict, lines: list[str]) -> str:
-    """:func:`content_hash` of ``body`` (no ``sha256``) whose ``"matrix"`` has the rows ``lines``: the canonical
-    text built around the formatted rows (the same bytes as ``json.dumps(..., sort_keys=True, separators=...)``)."""
-    token = f"matrix-{secrets.token_hex(16)}"
-    body = {**body, "matrix": token}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    canonical = canonical.replace(f'"{token}"', "[[" + "],[".join(lines) + "]]", 1)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
 def _uncertainty_doc(uset: object) -> dict:
     from ..uncertainty import FiniteSet, L1Ball, Simplex  # noqa: PLC0415
 
@@ -167,7 +146,8 @@ def _json_labels(labels: tuple, name: str) -> list:
 
 
 def save_mechanism(result: object, path: object, *, delta: float | None = None, m: int | None = None,
-                   extra: dict | None = None, overwrite: bool = False) -> pathlib.Path:
+                   extra: dict | None = None, overwrite: bool = False, _disclosure: list | None = None,
+                   _matrix_text: list[str] | None = None) -> pathlib.Path:
     """Write a designed mechanism as a mechanism file (JSON, with a content hash), atomically.
 
     Parameters
@@ -265,7 +245,8 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         "utility": getattr(result, "utility", None),
         "utility_prior": getattr(result, "prior", None),
         "statement": _statement(cert, float(result.epsilon), uset, claims),  # type: ignore[attr-defined]
-        "disclosure": output_disclosure(W, uset, labels, out_labels),
+        # (the CLI passes the listing it has just computed for the same result: 4 s at N = 1 000, 8 k outputs)
+        "disclosure": output_disclosure(W, uset, labels, out_labels) if _disclosure is None else _disclosure,
         "design_data": _design_data(info, source),
     }
     for key in ("upper_bound", "optimal", "method", "solver"):
@@ -279,34 +260,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         doc[key] = value
     matrix = doc.pop("matrix")
     doc = _plain(doc)
-    return _write_atomically(target, _document_text(doc, matrix))
-
-
-def _document_text(doc: dict, matrix: np.ndarray) -> str:
-    """The file's text with its ``sha256``: indented JSON, ``matrix`` (the ``"matrix"`` field, after
-    ``output_labels``) one row per line.
-
-    The matrix is the bulk of a wide design (8 M entries at N = 1 000): its rows are formatted once
-    (:func:`_matrix_lines`) and put both into the canonical text that is hashed (:func:`content_hash`) and into the
-    file. ``json.dumps`` with an indent uses the pure-Python encoder: one line per entry took 22 s there, and 229 MB;
-    the whole save took 35 s, now 4–7 s (the disclosure is most of the rest).
-    """
-    W = np.asarray(matrix, dtype=float)
-    if not np.isfinite(W).all():  # (a certified matrix never is; kept exact by the generic path)
-        doc = {**doc, "matrix": _plain(W)}
-        doc["sha256"] = content_hash(doc)
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    lines = _matrix_lines(W)
-    token = f"matrix-{secrets.token_hex(16)}"
-    out: dict = {}
-    for k, v in doc.items():  # the matrix where it always was in the document (after output_labels)
-        out[k] = v
-        if k == "output_labels":
-            out["matrix"] = token
-    out.setdefault("matrix", token)
-    out["sha256"] = _hash_with_matrix({k: v for k, v in out.items() if k != "sha256"}, lines)
-    text = json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False)
-    return text.replace(f'"{token}"', "[\n    [" + "],\n    [".join(lines) + "]\n  ]", 1) + "\n"
+    return _write_atomically(target, _document_text(doc, matrix, _matrix_text))
 
 
 #: Relative slack when a stated number is compared with its re-derivation (both computed the same way).

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 from collections.abc import Callable, Iterable
 
 __all__ = ["OutputFileError", "check_output_path", "is_matrix_csv", "is_mechanism_file"]
@@ -49,7 +50,12 @@ def is_mechanism_file(path: pathlib.Path) -> bool:
     try:
         with path.open("rb") as fh:
             head = fh.read(1 << 20)
-        doc = json.loads(head.decode("utf-8-sig"))
+            whole = not fh.read(1)
+        text = head.decode("utf-8-sig", errors="strict" if whole else "ignore")
+        if not whole:  # a larger file (a wide design: 200 MB) cannot be parsed from its head: its first key, as
+            # save_mechanism writes it (before, every mechanism file above 1 MiB counted as "not a mechanism file")
+            return re.match(r'\s*\{\s*"format"\s*:\s*' + re.escape(json.dumps(FORMAT)) + r"\s*,", text) is not None
+        doc = json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(doc, dict) and doc.get("format") == FORMAT
@@ -74,10 +80,13 @@ def is_matrix_csv(path: pathlib.Path) -> bool:
     """
     try:
         with path.open("rb") as fh:
-            first = fh.readline(1 << 16).decode("utf-8-sig").strip()
+            # 64 KiB of header is ~9 000 outputs: a wide design's (N = 954: 15 170) counted as "not a matrix CSV"
+            first = fh.readline(1 << 24).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return False
-    fields = first.split(",")
+    if not first.endswith("\n"):  # a line longer than 16 MiB, or a file without a line break: not ours
+        return False
+    fields = first.strip().split(",")
     return len(fields) >= 2 and fields[0] == "input" and all(f == f"y{j}" for j, f in enumerate(fields[1:]))
 
 
