@@ -215,3 +215,29 @@ def test_dense_work_beyond_the_time_budget_returns_the_trivial_certified_design(
         res = pml.design(L1Ball(p, 3 * p.min()), 1.0, solver_options={"time_limit": 5, "progress": False})
     assert res.matrix.shape[1] == 1 and res.certified_epsilon <= 1e-15 and "dense" in res.info["failure"]
     assert res.bound == pytest.approx(1.0)  # the a priori bound min(eps, H(P)) stays valid
+
+
+@pytest.mark.parametrize("eps", [1e-9, 1e-10, 1e-12])
+@pytest.mark.parametrize("utility", ["mutual_information", "map_accuracy"])
+def test_tiny_epsilon_gives_the_trivial_design_proven_not_an_infeasible_lp(eps, utility):
+    """A review: ε = 1e-9 made HiGHS call the exact ray LP infeasible (SolverFailedError), and ε = 1e-12 returned
+    optimal=True beside a 'far from optimal: 1.78e+284 times its value away' warning. The LP is feasible for every ε
+    (the constant mechanism); where HiGHS fails, the trivial design is returned with weak duality at y = 0 as its
+    bound, and a design proven optimal gets no gap warning. Independent check: an ε-PML mechanism has
+    P(x | y) ≤ e^ε P(x), so its MAP accuracy is at most e^ε max P and its MI at most ε."""
+    import warnings
+
+    import pml_design as pml
+
+    p = np.array([0.5, 0.3, 0.2])
+    ball = pml.L1Ball(p, 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all
+        res = pml.design(ball, eps, utility=utility)
+    assert res.optimal and res.certified_epsilon <= eps + 1e-12
+    assert pml.leakage_capacity(res.matrix, ball) <= eps + 1e-12
+    assert res.bound >= res.utility
+    if utility == "map_accuracy":
+        assert 0.5 - 1e-12 <= res.utility <= np.exp(eps) * 0.5 + 1e-12 and res.bound <= 0.5 * np.exp(eps) + 1e-9
+    else:
+        assert -1e-15 <= res.utility <= eps and res.bound <= eps

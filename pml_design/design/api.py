@@ -19,7 +19,7 @@ from ..uncertainty import FiniteSet, L1Ball, UncertaintySet, as_uncertainty_set
 from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit, warn_result_gap
 from .linear.backends import BACKENDS as LP_BACKENDS
 from .certify import certified_result
-from .exact import _design_subconvex_exact
+from .exact import TRIVIAL_STATUS, _design_subconvex_exact
 from .linear.lp import solve_linear_design, use_sparse_path
 from .polytope import _solve, build_polytope, check_form
 from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
@@ -330,7 +330,7 @@ def design(
         util,
         p_util,
         upper=upper,
-        solved_optimally=status == cp.OPTIMAL,
+        solved_optimally=status in (cp.OPTIMAL, TRIVIAL_STATUS),  # (the trivial design's bound is its own proof)
         status=status,
         method=method_used,
         solver=used_solver,
