@@ -629,3 +629,24 @@ def test_a_large_mechanism_file_is_recognised_as_one(tmp_path):
     other.write_text('{"data": [' + ",".join(["1"] * 600_000) + '], "format": "pml-design-mechanism"}')
     assert other.stat().st_size > 1 << 20 and not is_mechanism_file(other)  # not written by save_mechanism
     assert is_mechanism_file(res.save(tmp_path / "small.json"))
+
+
+def test_small_review_items(capsys, tmp_path, counts_file):
+    """-o mech.json writes mech.json and mech.csv (not mech.json.json); a seeded privatize warns on stderr that its
+    output can be undone; labels that are the same text (1 and '1') are refused at design time, not by privatize."""
+    import pml_design as pml
+
+    code, out, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o",
+                         str(tmp_path / "mech.json"))
+    assert code == 0 and sorted(p.name for p in tmp_path.glob("mech*")) == ["mech.csv", "mech.json"], err
+    labels = json.loads((tmp_path / "mech.json").read_text())["categories"]
+    data = tmp_path / "rel.csv"
+    data.write_text("device\n" + "\n".join(labels * 5) + "\n")
+    code, out, err = run(capsys, "privatize", str(tmp_path / "mech.json"), "--csv", str(data), "--column", "device",
+                         "-o", str(tmp_path / "out.csv"), "--seed", "3")
+    assert code == 0 and "warning: --seed 3 makes this output reproducible" in err
+    code, out, err = run(capsys, "privatize", str(tmp_path / "mech.json"), "--csv", str(data), "--column", "device",
+                         "-o", str(tmp_path / "out2.csv"))
+    assert code == 0 and "--seed" not in err
+    with pytest.raises(ValueError, match=r"1 and '1' are the same text"):
+        pml.design_from_samples([1, "1", "a", 1, "a"], epsilon=1.0, delta=0.1)

@@ -99,6 +99,10 @@ def run_privatize(args: argparse.Namespace) -> int:
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
                "design_data_privatized": design_data}
+    if args.seed is not None:  # (stderr, with --json too: a seeded output must not be released unawares)
+        sys.stderr.write(f"pml-design: warning: --seed {args.seed} makes this output reproducible: whoever knows the "
+                         "seed can undo its noise, so the guarantee does not hold for it; a release must omit --seed "
+                         "(fresh OS entropy)\n")
     if args.json:
         print_json(summary)
         return 0

@@ -305,6 +305,8 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
         raise CliError(f"argument --output: {prefix!r} is a directory; give a file prefix such as "
                        f"{str(pathlib.Path(prefix) / 'mechanism')!r} (writes mechanism.json and mechanism.csv there)")
     p = pathlib.Path(prefix)
+    if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json means mech.json and mech.csv, not mech.json.json
+        p = p.with_suffix("")
     inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts")]
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
     jpath = check_output_path(p.with_name(p.name + ".json"), own_kind=is_mechanism_file,

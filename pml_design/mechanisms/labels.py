@@ -74,18 +74,24 @@ def check_labels(labels: object, size: int | None = None, name: str = "labels") 
 
 
 def check_whitespace_distinct(labels: Sequence, name: str = "labels") -> None:
-    """Refuse text labels that differ only in surrounding whitespace (``' sp '`` and ``'sp'``).
+    """Refuse text labels that differ only in surrounding whitespace (``' sp '`` and ``'sp'``), and labels that are
+    the same text (``1`` and ``'1'``: a review found such a design saved, then refused by ``privatize``).
 
     The one rule of the library, its command line and mechanism files: a label is its exact text (nothing is
     stripped, as in pandas); two labels that would look the same to a reader are an error, not two categories.
     """
     first: dict[str, object] = {}
+    as_text: dict[str, object] = {}
     for v in labels:
         if isinstance(v, str):
             other = first.setdefault(v.strip(), v)
             if other != v:
                 raise ValueError(f"{name} {other!r} and {v!r} differ only in surrounding whitespace; labels are "
                                  "compared as exact text (strip the values first if they are the same category)")
+        other = as_text.setdefault(str(v), v)
+        if other is not v and other != v:  # 1 and '1': one text in a CSV and a mechanism file, two categories here
+            raise ValueError(f"{name} {other!r} and {v!r} are the same text; labels are written and read as text "
+                             "(files, privatize), so they must be distinct as text (convert the values to one type)")
 
 
 def _all_integers(labels: Sequence) -> bool:
