@@ -415,7 +415,7 @@ BAD_DEPLOY = [
     (["design", "--csv", "F", "--column", "colour", "--epsilon", "1", "--delta", "0.1"], {"F": "colour\n?\nNA\n"},
      "has no values"),
     (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": "a,1x\nb,2\nc,3\n"},
-     "line 1: not a count: '1x'"),
+     "line 1: the count is not a non-negative integer in plain digits"),
     (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": "a,5\nb,2\na,3\n"},
      "line 3: duplicate label 'a'"),
     (["design", "--counts", "F", "--epsilon", "1", "--delta", "0.1"], {"F": b"a,5\n\xff\xfeb,2\n"}, "not UTF-8"),
@@ -480,6 +480,8 @@ def test_calibrate_histogram_when_no_noise_is_needed(capsys):
     ("a,50,3\nb,4\n", "got 3 fields separated by commas"),
     ("x;1;2\ny;3\n", "got 3 fields separated by semicolons"),
     ("Not in family 20\nHusband 30\n", "got 4 fields separated by spaces; write 'label,count' for a label with spaces"),
+    ("category;count\na;12,345\nb;7,001\n", "line 2: the count is not a non-negative integer in plain digits"),
+    ("a;1.000\nb;2\n", "line 1: the count is not a non-negative integer in plain digits"),
 ])
 def test_counts_lines_with_extra_fields_are_refused(capsys, tmp_path, text, needle):
     """A review found 'phone,1,200' read as phone = 200 (the middle fields dropped) and 'Not in family 20' as a
@@ -490,12 +492,13 @@ def test_counts_lines_with_extra_fields_are_refused(capsys, tmp_path, text, need
     code, out, err = run(capsys, "design", "--counts", str(f), "--epsilon", "1", "--radius", "0.1", "--json")
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and out == "" and len(lines) == 1 and needle in lines[0], err
-    assert "200" not in lines[0] and "family" not in lines[0]
+    assert "200" not in lines[0] and "family" not in lines[0] and "345" not in lines[0] and "1.000" not in lines[0]
 
 
 @pytest.mark.parametrize("text, cats, counts", [
     ('"a, b",3\nc,4\n', ["a, b", "c"], [3, 4]),
-    ("a;b,20\nc,3\n", ["a;b", "c"], [20, 3]),  # the comma separates; the semicolon is part of the label
+    ("category,count\na;b,20\nc,3\n", ["a;b", "c"], [20, 3]),  # the header's comma separates
+    ("Married, spouse present;200\nHusband;30\n", ["Married, spouse present", "Husband"], [200, 30]),
     ("Not in family,20\nHusband,30\n", ["Husband", "Not in family"], [30, 20]),
     ("x\t3\ny\t4\n", ["x", "y"], [3, 4]),
     ("x 3\ny 4\n", ["x", "y"], [3, 4]),
@@ -570,6 +573,11 @@ def test_privatize_errors_name_no_protected_value(capsys, tmp_path, counts_file)
                          str(tmp_path / "out.csv"))
     assert code == 2 and "does not know" in err and "not shown" in err
     assert "alice" not in err and "51" not in err and "row" not in err
+    bad = tmp_path / "bad.csv"  # a parse error: pyarrow's message quotes the row (a second review)
+    bad.write_text("device,y\n" + f"{labels[0]},1\n" + "smartwatch-of-alice,3,extra\n")
+    code, out, err = run(capsys, "privatize", str(prefix) + ".json", "--csv", str(bad), "--column", "device", "-o",
+                         str(tmp_path / "out.csv"))
+    assert code == 2 and "withheld" in err and "alice" not in err and "extra" not in err
     import pml_design as pml
 
     mech = pml.load_mechanism(str(prefix) + ".json")
@@ -650,3 +658,24 @@ def test_small_review_items(capsys, tmp_path, counts_file):
     assert code == 0 and "--seed" not in err
     with pytest.raises(ValueError, match=r"1 and '1' are the same text"):
         pml.design_from_samples([1, "1", "a", 1, "a"], epsilon=1.0, delta=0.1)
+
+
+def test_second_review_items(capsys, tmp_path, counts_file):
+    """A label with a line break stays one CSV cell in the matrix CSV (the first fast writer split it); an output
+    folder that takes no file fails before the design, naming --output and the path, not a hidden temporary name;
+    a tiny --time-limit within the contract's slack still runs."""
+    import pandas
+
+    data = tmp_path / "labels.csv"
+    data.write_text('x\n"two\nlines"\na\na\nb\n"two\nlines"\nb\na\n')
+    code, out, err = run(capsys, "design", "--csv", str(data), "--column", "x", "--epsilon", "1", "--radius", "0.1",
+                         "--utility", "map_accuracy", "-o", str(tmp_path / "nl"))
+    assert code == 0, err
+    frame = pandas.read_csv(tmp_path / "nl.csv")
+    assert sorted(frame["input"]) == ["a", "b", "two\nlines"] and not frame.isna().any().any()
+    code, out, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o",
+                         "/proc/m")
+    assert code == 2 and err.strip() == "pml-design: error: argument --output: cannot write /proc/m.json: No such file or directory"
+    code, out, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1",
+                         "--time-limit", "0.3")
+    assert code == 0, err

@@ -241,3 +241,16 @@ def test_tiny_epsilon_gives_the_trivial_design_proven_not_an_infeasible_lp(eps, 
         assert 0.5 - 1e-12 <= res.utility <= np.exp(eps) * 0.5 + 1e-12 and res.bound <= 0.5 * np.exp(eps) + 1e-9
     else:
         assert -1e-15 <= res.utility <= eps and res.bound <= eps
+
+
+def test_a_small_scale_utility_far_from_its_bound_still_warns():
+    """The no-warning rule for proven-optimal results applies only where value and bound are both zero to rounding:
+    a gain scaled by 1e-13 is optimal=True by proven_optimal's absolute floor at a relative gap of 95 % (a review of
+    the first version, which skipped the warning for every optimal result)."""
+    import pml_design as pml
+
+    rng = np.random.default_rng(1)
+    p, G = rng.dirichlet(np.ones(5)), rng.random((5, 5))
+    with pytest.warns(pml.PMLDesignWarning, match="proven within"):
+        res = pml.design(pml.L1Ball(p, 0.1), 1.0, utility=pml.LinearUtility(G * 1e-13))
+    assert res.relative_gap > 0.5

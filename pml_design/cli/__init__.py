@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("PML_DESIGN_DEBUG"):
             raise
         where = f": {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"{PROG}: error: {exc.strerror or type(exc).__name__}{where}\n")
+        what = exc.strerror or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        sys.stderr.write(f"{PROG}: error: {what}{where}\n")
         return 2
     except RuntimeError as exc:  # SolverFailedError and friends
         if os.environ.get("PML_DESIGN_DEBUG"):

@@ -8,10 +8,11 @@ inside the helpers that need it.
 from __future__ import annotations
 
 import argparse
-import json
 import csv
+import json
 import math
 import pathlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -195,11 +196,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # input: counts files and streamed CSV / Parquet columns
 # ---------------------------------------------------------------------------------------------------------
-def table_source(path: str, option: str, delimiter: str | None = None, parquet: bool | None = None) -> Any:
+def table_source(path: str, option: str, delimiter: str | None = None, parquet: bool | None = None,
+                 protected: bool = False) -> Any:
     """A streamed CSV/Parquet source (:class:`pml_design.deploy.TableSource`); pyarrow imported lazily."""
     from ..deploy.streaming import TableSource  # noqa: PLC0415
 
-    return TableSource(path, option, delimiter=delimiter, parquet=parquet)
+    return TableSource(path, option, delimiter=delimiter, parquet=parquet, protected=protected)
 
 
 def csv_column_counts(path: str, column: str, delimiter: str | None, option: str = "--csv",
@@ -216,13 +218,28 @@ def csv_column_counts(path: str, column: str, delimiter: str | None, option: str
 
 
 _SEPARATOR_NAMES = {"\t": "tabs", ",": "commas", ";": "semicolons"}
+_UNSET = object()
+_PLAIN_COUNT = re.compile(r"[0-9]+")
+
+
+def _counts_separator(line: str) -> str | None:
+    """The separator of a counts file, from its first line: the first of tab, semicolon, comma that splits it into
+    at most two fields (``category;count`` and ``a;12,345`` give the semicolon), else spaces (None)."""
+    for sep in "\t;,":
+        if sep in line:
+            fields = [t for t in next(csv.reader([line], delimiter=sep, skipinitialspace=True)) if t.strip()]
+            if len(fields) <= 2:
+                return sep
+    return next((c for c in "\t;," if c in line), None)  # (more than two fields either way: refused below)
 
 
 def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional).
 
-    The separator is the first of tab, comma or semicolon that a line holds (CSV quoting: ``"a, b",3``), else
-    whitespace. A line of more than two fields is an error (``phone,1,200`` was read as phone = 200). A header is
+    One separator for the whole file, from its first line: the first of tab, semicolon or comma that splits it
+    into at most two fields (CSV quoting: ``"a, b",3``), else whitespace. A line of more than two fields is an error
+    (``phone,1,200`` was read as phone = 200), and so is a count that is not plain digits (``1.000``, ``12,345``:
+    ambiguous). A header is
     the first line only if its last field is a name (letters, no digits), e.g. ``category,count``; a first line
     such as ``a,1x`` is an error, not a header. Labels must be distinct.
     """
@@ -243,11 +260,13 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     counts: list[float] = []
     first_line: dict[str, int] = {}
     seen_data = False
+    sep: object = _UNSET
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        sep = next((c for c in "\t,;" if c in line), None)  # the first of tab, comma, semicolon the line holds
+        if sep is _UNSET:  # one separator for the whole file, from its first line (header or data)
+            sep = _counts_separator(line)
         if sep is None:
             parts = line.split()
         else:
@@ -259,16 +278,15 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
                 f"argument --counts: {path}, line {lineno}: expected a count or 'label,count' (2 fields), got "
                 f"{len(parts)} fields {how}, and counts without thousands separators"
             )
-        try:
-            value = float(parts[-1])
-        except ValueError:
+        if not _PLAIN_COUNT.fullmatch(parts[-1]):
             if not seen_data and all(ch.isalpha() or ch in "_ -" for ch in parts[-1]):  # a header line
                 seen_data = True
                 continue
-            raise CliError(f"argument --counts: {path}, line {lineno}: not a count: {parts[-1]!r}") from None
+            raise CliError(f"argument --counts: {path}, line {lineno}: the count is not a non-negative integer in "
+                           "plain digits (no decimal point, thousands separator, sign or exponent: such counts are "
+                           "ambiguous)")
         seen_data = True
-        if not math.isfinite(value) or value < 0 or not value.is_integer():
-            raise CliError(f"argument --counts: {path}, line {lineno}: counts must be non-negative integers, got {value!r}")
+        value = float(int(parts[-1]))
         label = parts[0] if len(parts) > 1 else str(len(labels))
         if label in first_line:
             raise CliError(f"argument --counts: {path}, line {lineno}: duplicate label {label!r} (first on line "

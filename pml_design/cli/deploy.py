@@ -54,8 +54,9 @@ def _deploy_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar (shown only on a terminal)")
 
 
-def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(mechanism, table source) of a privatize/estimate call, both validated before any output exists."""
+def _data_source(args: argparse.Namespace, protected: bool = False) -> tuple[Any, Any]:
+    """(mechanism, table source) of a privatize/estimate call, both validated before any output exists
+    (``protected``: privatize's input, quoted in no error)."""
     import pyarrow.compute  # noqa: F401, PLC0415 - loaded here, so the timings below measure the streaming only
     import pyarrow.csv  # noqa: F401, PLC0415
 
@@ -73,7 +74,7 @@ def _data_source(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.parquet is not None and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     path = args.csv if args.csv is not None else args.parquet
-    source = table_source(path, option, args.delimiter, args.parquet is not None)
+    source = table_source(path, option, args.delimiter, args.parquet is not None, protected=protected)
     source.resolve(args.column)
     return mech, source
 
@@ -88,7 +89,7 @@ def run_privatize(args: argparse.Namespace) -> int:
 
     from ..deploy.streaming import privatize_table  # noqa: PLC0415
 
-    mech, source = _data_source(args)
+    mech, source = _data_source(args, protected=True)
     guard = _DesignDataGuard(args, mech, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),

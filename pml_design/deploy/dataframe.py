@@ -67,7 +67,8 @@ def _privatize_series(series: Any, mech: Any, gen: np.random.Generator) -> Any:
 
     if len(series) == 0:
         return series.copy()
-    codes, as_labels = _encode(series, mech.labels, mech.n_inputs, "column", protected=True)
+    name = "column" if series.name is None else f"column {series.name!r}"
+    codes, as_labels = _encode(series, mech.labels, mech.n_inputs, name, protected=True)
     y = mech.privatize_codes(codes, gen)
     if not as_labels:
         return pd.Series(y, index=series.index, name=series.name)

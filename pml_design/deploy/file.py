@@ -317,7 +317,10 @@ def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[i
     parent = target.parent if str(target.parent) else pathlib.Path(".")
     if not parent.is_dir():
         raise FileNotFoundError(f"directory does not exist: {parent}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=parent)
+    except OSError as exc:  # the error names the hidden temporary name, not the output (a review: -o /proc/m)
+        raise OSError(f"cannot write {target}: {exc.strerror or exc}") from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)

@@ -32,7 +32,8 @@ def is_mechanism_file(path: pathlib.Path) -> bool:
     """Whether ``path`` is a pml-design mechanism file (JSON with ``"format": "pml-design-mechanism"``).
 
     Implements: the "file of the kind being written" test of the module docstring's rules (issue 23) for
-    mechanism files; only the first MiB is read.
+    mechanism files; only the first MiB is read: a file that fits is parsed as JSON, a larger one (a wide design's:
+    200 MB) is recognised by its first key, ``"format"``, as :func:`pml_design.deploy.save_mechanism` writes it.
 
     Parameters
     ----------
@@ -42,8 +43,8 @@ def is_mechanism_file(path: pathlib.Path) -> bool:
     Returns
     -------
     bool
-        True if its first MiB is a UTF-8 JSON object whose ``"format"`` is :data:`pml_design.deploy.file.FORMAT`;
-        False otherwise, also when it cannot be read or parsed.
+        True if it is a UTF-8 JSON object whose ``"format"`` is :data:`pml_design.deploy.file.FORMAT` (above 1 MiB:
+        whose first key is that ``"format"``); False otherwise, also when it cannot be read or parsed.
     """
     from .file import FORMAT  # noqa: PLC0415
 

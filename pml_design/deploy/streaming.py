@@ -56,12 +56,16 @@ class TableSource:
         CSV delimiter (default: detected among ``, ; TAB |``).
     parquet : bool, optional
         Force the format (default: by the suffix ``.parquet`` / ``.pq``).
+    protected : bool, default False
+        The file holds protected records (privatize's input): read errors then quote no part of it and give no
+        position (pyarrow's parse errors quote the offending row).
     """
 
     def __init__(self, path: object, option: str, *, delimiter: str | None = None,
-                 parquet: bool | None = None) -> None:
+                 parquet: bool | None = None, protected: bool = False) -> None:
         self.path = pathlib.Path(os.fspath(path))  # type: ignore[arg-type]
         self.option = option
+        self.protected = protected
         why = not_a_file_reason(self.path)
         if why is not None:
             raise TableError(f"argument {option}: {why}: {self.path}")
@@ -88,7 +92,8 @@ class TableSource:
         try:
             text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=False)
         except UnicodeDecodeError as exc:
-            raise self._fail(f"not UTF-8 text (bad byte at offset {exc.start})") from None
+            where = "its position withheld: the file holds protected records" if self.protected else f"at offset {exc.start}"
+            raise self._fail(f"not UTF-8 text (a bad byte, {where})") from None
         if not text.strip():
             raise self._fail("file is empty")
         if delimiter is None:
@@ -128,6 +133,9 @@ class TableSource:
             yield from (self._parquet_batches(columns) if self.parquet else self._csv_batches(columns))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError) as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if self.protected:  # the parser's message quotes the offending row (a review: a record on stderr)
+                msg = (f"{type(exc).__name__}; the parser's message is withheld, as it quotes the data, which are "
+                       "protected records: check the quoting, the encoding and the number of fields of each row")
             raise self._fail(f"cannot read it as {'Parquet' if self.parquet else 'CSV'} ({msg})") from None
 
     def _csv_batches(self, columns: Sequence[str] | None) -> Iterator[Any]:

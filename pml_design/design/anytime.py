@@ -76,6 +76,9 @@ def _progress_update(bar, value: float, bound: float) -> None:
     bar.set_postfix(value=f"{value:.6g}", bound=f"{bound:.6g}", gap=f"{gap:.2e}", refresh=False)
 
 
+#: Values at most this in absolute value are zero to rounding for the gap warning (utilities of order one).
+ZERO_VALUE: float = 1e-15
+
 def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
     """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` exceeds :data:`WARN_GAP` or is unknown.
 
@@ -124,8 +127,11 @@ def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: 
     detail : str, default ""
         Extra text for the parenthesis of the message.
     """
-    if getattr(res, "optimal", False):  # proven optimal (the absolute floor of proven_optimal): nothing to warn
-        return  # (a review: ε = 1e-12 gave optimal=True beside "far from optimal: 1.78e+284 times its value away")
+    if getattr(res, "optimal", False) and max(abs(res.utility), abs(res.bound)) <= ZERO_VALUE:  # type: ignore[attr-defined]
+        # both zero to rounding (ε = 1e-12 gave optimal=True beside "far from optimal: 1.78e+284 times its value
+        # away"); a small-scale utility far from its bound still warns (a review: a gain scaled by 1e-13 is
+        # optimal=True by the absolute floor of proven_optimal at a relative gap of 95 %)
+        return
     kind = "error" if getattr(res, "sense", "max") == "min" else "utility"
     side = "lower" if getattr(res, "sense", "max") == "min" else "upper"
     detail = (f"method {res.method!r}, {kind} {res.utility:.6g}, proven {side} bound "  # type: ignore[attr-defined]

@@ -178,7 +178,7 @@ def label_codes(values: object, labels: Sequence, name: str, unknown_as: str = "
 def _withheld(name: str, unknown_as: str, labels: Sequence) -> str:
     """The unknown-value error for protected records: no value, count or position of them."""
     return (f"{name} holds values {unknown_as} (missing, or not among the labels {fmt(list(labels)[:20])}"
-            f"{' …' if len(labels) > 20 else ''}); they are not shown, as {name} are protected records: find them "
+            f"{' …' if len(labels) > 20 else ''}); they are not shown, as they are protected records: find them "
             "with e.g. ~series.isin(mechanism.labels)")
 
 

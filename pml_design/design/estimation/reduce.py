@@ -87,7 +87,9 @@ def mechanism_on_fewer_outputs(W: np.ndarray, prior: np.ndarray, time_limit: flo
         The mechanism on at most N(N+1)/2 outputs, or None (nothing to gain, no time, no solution in time).
     """
     n, m = W.shape
-    if m <= n * (n + 1) // 2:  # nothing to gain (and no N × M copy of a wide LDP channel)
+    rows = n * (n + 1) // 2
+    if m <= rows or time_limit <= 0.05 or rows * m > REDUCE_MAX_ENTRIES or \
+            rows * m * REDUCE_SECONDS_PER_ENTRY > 0.5 * time_limit:  # (fewer_outputs' tests, before the N × M copy)
         return None
     w = np.asarray(prior, dtype=float) @ W
     if not np.all(w > 0):

@@ -318,9 +318,11 @@ def _polish(
     # an exact solve on the support starts only with time for its setup, which no time limit covers (N = 4000:
     # HiGHS given 12 s took 50 s without one iteration on the GPU machine)
     left = remaining()
-    setup_fits = left is None or left >= POST_SOLVE_S_PER_NNZ * lp.A.nnz
+    reserve = POST_SOLVE_S_PER_NNZ * lp.A.nnz  # its setup (outside its limit), and its certification after it
+    setup_fits = left is None or left >= 2.0 * reserve
     if not keep.all() and not spent() and setup_fits:
-        ps = pb.solve(lp.restrict(keep), tol=pb.default_tol, time_limit=remaining())  # type: ignore[attr-defined]
+        ps = pb.solve(lp.restrict(keep), tol=pb.default_tol,  # type: ignore[attr-defined]
+                      time_limit=None if left is None else left - reserve)
         best["time"] += ps.solve_time
         if ps.has_solution and ps.status == "optimal":  # a support solve stopped early is no polish
             x = np.zeros(lp.n_vars)
@@ -328,7 +330,6 @@ def _polish(
             consider(x, ps.y)
             steps.append("support")
     cur, t = sol, tol
-    reserve = POST_SOLVE_S_PER_NNZ * lp.A.nnz  # its iterate is certified after it, outside the backend's limit
     for _ in range(0 if opts.get("polish") == "support" else 2):
         if done() or t <= 1e-11 or spent():
             break
