@@ -254,3 +254,22 @@ def test_a_small_scale_utility_far_from_its_bound_still_warns():
     with pytest.warns(pml.PMLDesignWarning, match="proven within"):
         res = pml.design(pml.L1Ball(p, 0.1), 1.0, utility=pml.LinearUtility(G * 1e-13))
     assert res.relative_gap > 0.5
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_cvxpy_path_bound_is_a_proof_not_the_solvers_objective(seed):
+    """A review: on the cvxpy path (solver="SCS") the bound was prob.value, below the optimum (0.7331527 against
+    0.7331529) beside optimal=True. It is now weak duality on the sparse LP of the same set (valid for any
+    multipliers). Independent check: the optimum from HiGHS's simplex on the cvxpy model (tests/conftest.py)."""
+    import pml_design as pml
+    from tests.conftest import linear_design_optimum
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 7))
+    p = rng.dirichlet(np.ones(n))
+    ball = pml.L1Ball(p, float(rng.uniform(0.05, 0.9)) * 2 * p.min())
+    G = rng.random((n, n))
+    ref = linear_design_optimum(ball, 1.0, G, p)
+    res = pml.design(ball, 1.0, utility=pml.LinearUtility(G), solver="SCS")
+    assert res.method == "convex" and res.upper_bound >= ref - 1e-12
+    assert res.utility <= ref + 1e-12 and pml.leakage_capacity(res.matrix, ball) <= 1.0 + 1e-12

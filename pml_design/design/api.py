@@ -20,7 +20,7 @@ from .anytime import DEFAULT_TIME_LIMIT, _check_time_limit, warn_result_gap
 from .linear.backends import BACKENDS as LP_BACKENDS
 from .certify import certified_result
 from .exact import TRIVIAL_STATUS, _design_subconvex_exact
-from .linear.lp import solve_linear_design, use_sparse_path
+from .linear.lp import solve_linear_design, use_sparse_path, valid_linear_bound
 from .polytope import _solve, build_polytope, check_form
 from .rays import AUTO_EXACT_SIZE_FINITE, auto_exact_size
 from .result import DesignResult, SolverFailedError
@@ -280,8 +280,11 @@ def design(
             solver_options[CVXPY_TIME_KEYS[used_solver]] = max(t_call + time_limit - time.perf_counter(), 1e-3)
         t_solve = _solve(prob, used_solver, solver_options, at=_at_limit(time_limit))
         raw = np.asarray(poly.P.value, dtype=float)
-        upper = float(prob.value)
+        upper = float(prob.value)  # (the solver's objective: a bound only for a linear utility, below)
         status = str(prob.status)
+        if isinstance(util, LinearUtility):  # a proof, not the solver's word: weak duality on the sparse LP
+            left = None if time_limit is None else max(t_call + 1.05 * time_limit - time.perf_counter(), 0.05)
+            upper = valid_linear_bound(uset, eps, util.weights(p_util), time_limit=left)
         drop = not isinstance(util, LinearUtility)
         info["form"] = poly.form
     else:
