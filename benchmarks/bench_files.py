@@ -1,0 +1,91 @@
+"""Benchmark of what follows a wide design: the disclosure listing, writing and reading its mechanism file.
+
+A frequency-estimation design on a Zipf column (P ∝ 1/i^1.1, 20 000 samples, ε = 1, δ = 1e-6, time limit 10 s) has
+8–18 N outputs, so its matrix has millions of entries at N = 1 000. For each N this measures, on that design:
+
+* ``disclosure_s``: :meth:`DesignResult.disclosure` (the largest posterior per output over the ball, exact);
+* ``save_s``: :func:`pml_design.save_mechanism` (the same listing again, the content hash, the JSON file);
+* ``load_s``: :func:`pml_design.load_mechanism` (hash, claims and certificate re-checked);
+* the file's size, and seconds per matrix entry of the three together (the CLI keeps
+  ``design.POST_SECONDS_PER_ENTRY`` per entry of its ``--time-limit`` back for them).
+
+Before 2026-11-27 the file was written by ``json.dumps(..., indent=2)`` (the pure-Python encoder, one line per
+entry): a review measured 29 s for a 786 × 13 038 design and 229 MB; here the rows are formatted once
+(``deploy/matrix_text.py``). Run ``python benchmarks/bench_files.py [--quick]``; writes ``deploy_files.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+import pml_design as pml
+
+
+def wide_design(n: int, seed: int = 0, time_limit: float = 10.0) -> object:
+    """A frequency-estimation design from 20 000 Zipf samples over ``n`` categories (labels ``c0`` …)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    x = rng.choice(n, size=20_000, p=p / p.sum())
+    labels = np.array([f"c{i}" for i in range(n)])[x]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pml.design_from_samples(labels, epsilon=1.0, delta=1e-6, utility="frequency_estimation",
+                                       solver_options={"time_limit": time_limit, "progress": False})
+
+
+def file_row(n: int, folder: pathlib.Path) -> dict:
+    """The timings of one design (see the module docstring)."""
+    est = wide_design(n)
+    res = est.result
+    t = time.perf_counter()
+    res.disclosure()
+    t_disc = time.perf_counter() - t
+    path = folder / f"m{n}.json"
+    t = time.perf_counter()
+    est.save(path)
+    t_save = time.perf_counter() - t
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pml.load_mechanism(path)
+    t_load = time.perf_counter() - t
+    entries = int(res.matrix.size)
+    return {"n": int(res.matrix.shape[0]), "outputs": int(res.matrix.shape[1]), "entries": entries,
+            "disclosure_s": t_disc, "save_s": t_save, "load_s": t_load, "file_MB": path.stat().st_size / 1e6,
+            "us_per_entry": 1e6 * (t_disc + t_save + t_load) / entries}
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table of the rows."""
+    out = ["| N | outputs | entries | disclosure (s) | save (s) | load (s) | file (MB) | µs per entry |",
+           "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {r['n']} | {r['outputs']} | {r['entries']:.3g} | {r['disclosure_s']:.2f} | {r['save_s']:.2f} | "
+            f"{r['load_s']:.2f} | {r['file_MB']:.0f} | {r['us_per_entry']:.2f} |" for r in rows]
+    return "\n".join(out)
+
+
+def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
+    outdir = pathlib.Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    sizes = [300] if quick else [300, 1000]
+    with tempfile.TemporaryDirectory(prefix="pml_bench_files_") as tmp:
+        rows = [file_row(n, pathlib.Path(tmp)) for n in sizes]
+    data = {"rows": rows, "markdown": markdown(rows), "quick": quick}
+    print(data["markdown"])
+    (outdir / "deploy_files.json").write_text(json.dumps(data, indent=2))
+    return data
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--outdir", default="benchmarks/results")
+    a = ap.parse_args()
+    run(quick=a.quick, outdir=a.outdir)
