@@ -253,7 +253,9 @@ def test_a_small_scale_utility_far_from_its_bound_still_warns():
     p, G = rng.dirichlet(np.ones(5)), rng.random((5, 5))
     with pytest.warns(pml.PMLDesignWarning, match="proven within"):
         res = pml.design(pml.L1Ball(p, 0.1), 1.0, utility=pml.LinearUtility(G * 1e-13))
-    assert res.relative_gap > 0.5
+    assert res.relative_gap > 0.5 and not res.optimal  # the floor is in the gain's own scale (it was optimal=True)
+    for scale in (1.0, 1e6):  # the same design at ordinary scales is proven optimal
+        assert pml.design(pml.L1Ball(p, 0.1), 1.0, utility=pml.LinearUtility(G * scale)).optimal
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -220,6 +220,9 @@ def certified_result(
         cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
     value = util.value(cert.matrix, prior)  # type: ignore[attr-defined]
     upper = float(upper) if upper == upper else float("inf")  # nan: no bound
+    scale = 1.0  # the absolute floor of proven_optimal, in the utility's own units
+    if callable(getattr(util, "weights", None)) and getattr(util, "gain", None) is not None:  # a linear utility
+        scale = float(np.abs(np.asarray(util.weights(prior), dtype=float)).max(axis=1).sum())
     return DesignResult(
         matrix=cert.matrix,
         utility=value,
@@ -228,7 +231,7 @@ def certified_result(
         uncertainty=uset,
         prior=prior,
         upper_bound=max(upper, value),
-        optimal=bool(solved_optimally and proven_optimal(value, upper, gap_rtol or OPTIMAL_RTOL)),
+        optimal=bool(solved_optimally and proven_optimal(value, upper, gap_rtol or OPTIMAL_RTOL, scale)),
         status=status,
         method=method,
         solver=solver,

@@ -52,8 +52,8 @@ def relative_gap(value: float, bound: float) -> float:
     return float(g / max(abs(float(value)), _TINY)) if np.isfinite(g) else float("inf")
 
 
-def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL) -> bool:
-    """The one rule for ``optimal``: ``|bound − value| ≤ rtol·|value| + GAP_ABS_FLOOR`` with a finite bound.
+def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL, scale: float = 1.0) -> bool:
+    """The one rule for ``optimal``: ``|bound − value| ≤ rtol·|value| + GAP_ABS_FLOOR·scale`` with a finite bound.
 
     Implements: the optimality rule of ``docs/design.md`` §12 (the result contract).
 
@@ -65,6 +65,10 @@ def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL) -> bo
         The proven bound on the optimum.
     rtol : float, default :data:`OPTIMAL_RTOL`
         Relative tolerance.
+    scale : float, default 1
+        The utility's natural scale, for the absolute floor (1 for nats and probabilities; for a linear utility
+        ``Σ_x max_y |P(x) G[x, y]|``, the largest utility of any mechanism: a gain scaled by 1e-13 was "optimal" at
+        a 95 % relative gap under the unscaled floor, a review found).
 
     Returns
     -------
@@ -72,7 +76,7 @@ def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL) -> bo
         True when both are finite and the rule holds.
     """
     g = _abs_gap(value, bound)
-    return bool(np.isfinite(g) and g <= rtol * abs(float(value)) + GAP_ABS_FLOOR)
+    return bool(np.isfinite(g) and g <= rtol * abs(float(value)) + GAP_ABS_FLOOR * float(scale))
 
 
 def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object) -> str:
