@@ -679,3 +679,15 @@ def test_second_review_items(capsys, tmp_path, counts_file):
     code, out, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1",
                          "--time-limit", "0.3")
     assert code == 0, err
+
+
+def test_a_design_warning_names_its_share_of_the_time_limit(capsys, tmp_path):
+    """The design gets a share of --time-limit; its gap warning said "time limit 0.87 s; raise --time-limit" after
+    --time-limit 2 (a review). It now names the share as such."""
+    counts = tmp_path / "many.txt"
+    counts.write_text("\n".join(f"c{i},{i * 7 % 13 + 1}" for i in range(1, 61)) + "\n")
+    code, out, err = run(capsys, "design", "--counts", str(counts), "--epsilon", "4", "--radius", "0.05",
+                         "--time-limit", "2")
+    assert code == 0, err
+    warn = [ln for ln in err.splitlines() if "warning" in ln and "time limit" in ln]
+    assert warn and all("the design's share of --time-limit 2 s" in ln for ln in warn)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import hashlib
 import io
@@ -10,6 +11,8 @@ import math
 import os
 import pathlib
 import sys
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from ._common import (
@@ -58,8 +61,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
     p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
-                   help="wall-clock limit of the whole command: the design gets what is left after the time kept for the "
-                   "disclosure, the -o files and --json (default: the design's own 60 s); a warning names the gap left")
+                   help="wall-clock limit of the whole command: the design gets what is left after the time kept "
+                   "for the disclosure, the -o files and --json (default: the design's own 60 s); a warning names the "
+                   "gap left")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
                    "else one plain line every ~10 s (default: on when stderr is a terminal)")
@@ -71,6 +75,27 @@ def add_parser(sub: Any) -> None:
                    "another kind (never an input)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
+
+
+@contextlib.contextmanager
+def _share_named(design_limit: float | None, limit: float | None) -> Iterator[None]:
+    """Re-emit the design's warnings with its time limit named as its share of ``--time-limit`` (a review: "time
+    limit 1.80215 s; raise --time-limit" after ``--time-limit 5``)."""
+    if design_limit is None:
+        yield
+        return
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as rec:
+            try:
+                yield
+            finally:
+                caught = list(rec)
+    finally:  # (also when the design raises: its warnings are still shown)
+        share = f"time limit {design_limit:g} s"
+        for w in caught:
+            text = str(w.message).replace(share, f"{share}, the design's share of --time-limit {limit:g} s")
+            warnings.showwarning(w.category(text), w.category, w.filename, w.lineno)
 
 
 def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -> dict | None:
@@ -89,8 +114,8 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     """``(design's time limit, seconds kept back)`` out of ``--time-limit``, which covers the whole command.
 
     What follows the design grows with the matrix (N × outputs; a frequency-estimation design has up to
-    ``min(32768, max(4096, 16N))`` outputs (the LDP channel and the larger one offered: 10.7N and 18.4N measured at N = 954), another
-    about N): a review found ``--time-limit 8`` taking 40 s at
+    ``min(32768, max(4096, 16N))`` outputs (the LDP channel and the larger one offered: 10.7N and 18.4N measured
+    at N = 954), another about N): a review found ``--time-limit 8`` taking 40 s at
     N = 790 (the design 9 s, then the summary, the disclosure and a 29 s save). That time is kept back; a limit that
     leaves the design less than a tenth of itself, beyond the contract's slack (1.1 × the limit + 3 s), is refused,
     naming the time needed. ``--compare`` halves what is left (the optimal LDP design gets the other half).
@@ -165,22 +190,23 @@ def run(args: argparse.Namespace) -> int:
     if m == 0:
         raise CliError("argument --counts: all counts are zero")
     design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
-    if args.delta is not None:
-        est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta, counts=True,
-                                     categories=labels, utility=args.utility, method=args.method,
-                                     solver=args.solver, allow_zero=args.allow_zero,
-                                     solver_options=_solver_options(args, design_limit), dp_epsilon=args.dp_epsilon)
-        res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
-        statement = est.statement()
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
-    else:
-        p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
-        res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
-                        solver=args.solver, solver_options=_solver_options(args, design_limit)).with_labels(labels)
-        res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
-        radius, delta = float(args.radius), None
-        statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
-                     f"the estimate from m={m} samples")
+    with _share_named(design_limit, args.time_limit):  # its warnings name the design's share of the limit
+        if args.delta is not None:
+            est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta,
+                                         counts=True, categories=labels, utility=args.utility, method=args.method,
+                                         solver=args.solver, allow_zero=args.allow_zero,
+                                         solver_options=_solver_options(args, design_limit), dp_epsilon=args.dp_epsilon)
+            res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
+            statement = est.statement()
+            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
+        else:
+            p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
+            res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
+                            solver=args.solver, solver_options=_solver_options(args, design_limit)).with_labels(labels)
+            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
+            radius, delta = float(args.radius), None
+            statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
+                         f"the estimate from m={m} samples")
     out: dict[str, Any] = {
         "source": source,
         "categories": labels,
@@ -309,7 +335,7 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
         raise CliError(f"argument --output: {prefix!r} is a directory; give a file prefix such as "
                        f"{str(pathlib.Path(prefix) / 'mechanism')!r} (writes mechanism.json and mechanism.csv there)")
     p = pathlib.Path(prefix)
-    if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json means mech.json and mech.csv, not mech.json.json
+    if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json: mech.json and mech.csv, not mech.json.json
         p = p.with_suffix("")
     inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts")]
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
