@@ -691,3 +691,25 @@ def test_a_design_warning_names_its_share_of_the_time_limit(capsys, tmp_path):
     assert code == 0, err
     warn = [ln for ln in err.splitlines() if "warning" in ln and "time limit" in ln]
     assert warn and all("the design's share of --time-limit 2 s" in ln for ln in warn)
+
+
+def test_privatize_parquet_keeps_the_other_columns_types(capsys, tmp_path, counts_file):
+    """Parquet to Parquet: only the privatized column is rewritten; the others keep their types and nulls (a review:
+    an int64 'age' came back as strings)."""
+    import pandas
+
+    prefix = tmp_path / "m"
+    code, _, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o",
+                       str(prefix))
+    assert code == 0, err
+    labels = json.loads((tmp_path / "m.json").read_text())["categories"]
+    frame = pandas.DataFrame({"age": np.arange(40, dtype=np.int64), "dev": [labels[i % len(labels)] for i in range(40)],
+                              "w": np.linspace(0.0, 1.0, 40)})
+    frame.loc[3, "w"] = np.nan
+    frame.to_parquet(tmp_path / "in.parquet")
+    code, _, err = run(capsys, "privatize", str(prefix) + ".json", "--parquet", str(tmp_path / "in.parquet"),
+                       "--column", "dev", "-o", str(tmp_path / "out.parquet"))
+    assert code == 0, err
+    out = pandas.read_parquet(tmp_path / "out.parquet")
+    assert out["age"].dtype == np.int64 and out["w"].dtype == np.float64 and out["w"].isna().sum() == 1
+    assert (out["age"] == frame["age"]).all() and set(out["dev"]) <= set(json.loads((tmp_path / "m.json").read_text())["output_labels"])

@@ -125,12 +125,14 @@ class TableSource:
         raise TableError(f"argument --column: no column {column!r} in {self.path}; columns are {self.header}")
 
     # --- batches -----------------------------------------------------------------------------
-    def batches(self, columns: Sequence[str] | None = None) -> Iterator[Any]:
-        """Record batches (pyarrow) of the given columns (default all), every value a non-null string."""
+    def batches(self, columns: Sequence[str] | None = None, typed_except: str | None = None) -> Iterator[Any]:
+        """Record batches (pyarrow) of the given columns (default all), every value a non-null string; with
+        ``typed_except`` a Parquet file's other columns keep their types and nulls (privatize to Parquet turned an
+        int64 column into strings, a review found)."""
         import pyarrow as pa  # noqa: PLC0415
 
         try:
-            yield from (self._parquet_batches(columns) if self.parquet else self._csv_batches(columns))
+            yield from (self._parquet_batches(columns, typed_except) if self.parquet else self._csv_batches(columns))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError) as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             if self.protected:  # the parser's message quotes the offending row (a review: a record on stderr)
@@ -162,15 +164,18 @@ class TableSource:
             finally:
                 reader.close()
 
-    def _parquet_batches(self, columns: Sequence[str] | None) -> Iterator[Any]:
+    def _parquet_batches(self, columns: Sequence[str] | None, typed_except: str | None = None) -> Iterator[Any]:
         import pyarrow as pa  # noqa: PLC0415
         import pyarrow.compute as pc  # noqa: PLC0415
 
         total_rows = max(self._pq.metadata.num_rows, 1)
         done = 0
         for batch in self._pq.iter_batches(batch_size=1 << 20, columns=list(columns) if columns else None):
-            arrays = [a if pa.types.is_string(a.type) else pc.cast(a, pa.string()) for a in batch.columns]
-            arrays = [pc.fill_null(a, "") for a in arrays]
+            names = batch.schema.names
+            as_text = [typed_except is None or nm == typed_except for nm in names]
+            arrays = [(a if pa.types.is_string(a.type) else pc.cast(a, pa.string())) if t else a
+                      for a, t in zip(batch.columns, as_text)]
+            arrays = [pc.fill_null(a, "") if t else a for a, t in zip(arrays, as_text)]
             done += batch.num_rows
             self.bytes_read = int(self.size * done / total_rows)
             yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
@@ -409,8 +414,9 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     digest = hashlib.sha256() if check_column is not None else None
     try:
         os.close(fd)  # written through a native Arrow file (see _csv_batches: no Python file inside Arrow)
+        typed = name if _is_parquet(target) else None  # Parquet to Parquet: the other columns keep their types
         with pa.OSFile(str(tmp), "wb") as sink, _progress(source, progress, "privatize") as bar, \
-                contextlib.closing(source.batches()) as batches:
+                contextlib.closing(source.batches(typed_except=typed)) as batches:
             writer = None
             if not _is_parquet(target):
                 sink.write(_csv_header_line(source.header, source.delimiter or ","))
