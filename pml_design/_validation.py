@@ -375,6 +375,12 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.
     ValueError
         If the dimensionality is wrong, the array is empty, or a value is not finite.
     """
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None and isinstance(value, (list, tuple)):
+        raw = np.asarray(value, dtype=object)
+    if raw is not None and (raw.dtype.kind in "USa" or (raw.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes)) for v in raw.ravel()))):  # '0.5' is text, not a number (numpy would parse it)
+        raise TypeError(f"{name} must be an array of real numbers, got text: {fmt(value)}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:

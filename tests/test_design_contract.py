@@ -275,3 +275,17 @@ def test_the_cvxpy_path_bound_is_a_proof_not_the_solvers_objective(seed):
     res = pml.design(ball, 1.0, utility=pml.LinearUtility(G), solver="SCS")
     assert res.method == "convex" and res.upper_bound >= ref - 1e-12
     assert res.utility <= ref + 1e-12 and pml.leakage_capacity(res.matrix, ball) <= 1.0 + 1e-12
+
+
+def test_text_is_not_a_number_and_a_path_is_named():
+    """A review: L1Ball(["0.5", "0.5"], 0.1) was accepted (numpy parses the text); save(5) raised os.fspath's
+    TypeError without naming the argument."""
+    import pml_design as pml
+
+    for center in (["0.5", "0.5"], np.array(["0.5", "0.5"]), [0.5, "0.5"]):
+        with pytest.raises(TypeError, match="center must be an array of real numbers, got text"):
+            pml.L1Ball(center, 0.1)
+    assert pml.L1Ball(np.array([0.5, 0.5], dtype=object), 0.1).size == 2
+    res = pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.1), 1.0)
+    with pytest.raises(TypeError, match=r"path must be a file path \(str or os.PathLike\), got int 5"):
+        res.save(5)

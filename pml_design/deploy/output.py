@@ -142,7 +142,10 @@ def check_output_path(
     OutputFileError (a ValueError)
         With one line naming ``option``, the path and what to do.
     """
-    text = os.fspath(path)  # type: ignore[arg-type]
+    try:
+        text = os.fspath(path)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{option} must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}") from None
     if not isinstance(text, str):
         text = os.fsdecode(text)
     target = pathlib.Path(text)
