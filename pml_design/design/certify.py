@@ -214,15 +214,13 @@ def certified_result(
         The certified matrix, its utility, ``certified_epsilon`` (exact capacity), ``upper_bound = max(upper,
         utility)``, ``optimal`` and ``repair_weight``.
     """
-    from .result import OPTIMAL_RTOL, DesignResult, proven_optimal
+    from .result import OPTIMAL_RTOL, DesignResult, proven_optimal, utility_scale
 
     if cert is None:
         cert = certify(raw, uset, epsilon, drop_empty_columns=drop_empty_columns)
     value = util.value(cert.matrix, prior)  # type: ignore[attr-defined]
     upper = float(upper) if upper == upper else float("inf")  # nan: no bound
-    scale = 1.0  # the absolute floor of proven_optimal, in the utility's own units
-    if callable(getattr(util, "weights", None)) and getattr(util, "gain", None) is not None:  # a linear utility
-        scale = float(np.abs(np.asarray(util.weights(prior), dtype=float)).max(axis=1).sum())
+    scale = utility_scale(util, prior)  # the absolute floor of proven_optimal, in the utility's own units
     return DesignResult(
         matrix=cert.matrix,
         utility=value,

@@ -12,6 +12,7 @@ from ..uncertainty import UncertaintySet
 
 __all__ = [
     "GAP_ABS_FLOOR", "OPTIMAL_RTOL", "DesignResult", "PMLDesignWarning", "SolverFailedError", "proven_optimal",
+    "utility_scale",
     "guarantee_text", "relative_gap",
 ]
 
@@ -50,6 +51,30 @@ def relative_gap(value: float, bound: float) -> float:
     """
     g = _abs_gap(value, bound)
     return float(g / max(abs(float(value)), _TINY)) if np.isfinite(g) else float("inf")
+
+
+def utility_scale(util: object, prior: np.ndarray) -> float:
+    """The scale of :func:`proven_optimal`'s absolute floor for a utility: 1 for nats and probabilities; for a
+    linear utility (one with a ``gain`` and ``weights(prior)``) ``Σ_x max_y |P(x) G[x, y]|``, the largest absolute
+    utility of any mechanism.
+
+    Implements: the optimality rule of ``docs/design.md`` §12 (the floor in the utility's own units).
+
+    Parameters
+    ----------
+    util : Utility
+        The utility.
+    prior : numpy.ndarray
+        The prior it is evaluated at.
+
+    Returns
+    -------
+    float
+        The scale (≥ 0).
+    """
+    if getattr(util, "gain", None) is not None and callable(getattr(util, "weights", None)):
+        return float(np.abs(np.asarray(util.weights(prior), dtype=float)).max(axis=1).sum())  # type: ignore[attr-defined]
+    return 1.0
 
 
 def proven_optimal(value: float, bound: float, rtol: float = OPTIMAL_RTOL, scale: float = 1.0) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...uncertainty import L1Ball
 from ..anytime import PROOF_RTOL, _progress_update, cg_threshold
-from ..result import SolverFailedError, proven_optimal
+from ..result import SolverFailedError, proven_optimal, utility_scale
 from ..utilities import LinearUtility, MapAccuracy, Utility
 from .master import MAX_NEW_COLUMNS, _cg_result, _final_solve, _lagrangian_bound, _Master, column_generation
 
@@ -167,6 +167,7 @@ def ball_column_generation(
 
     upper, value, proven, it, nodes_total = np.inf, -np.inf, False, 0, 0
     history = []
+    scale = utility_scale(util, prior)  # proven_optimal's absolute floor in the utility's own units
     bar = progress_bar(desc="column generation (l1 ball)", enabled=progress)
     lam = np.zeros(n)
     bb_time = 0.0
@@ -248,7 +249,7 @@ def ball_column_generation(
             add_columns(np.array([c[1] for c in cand]), np.array([c[2] for c in cand]))
         upper = min(upper, _lagrangian_bound(lam, ub_rc))
         history.append((it, value, min(upper, col_ub)))
-        if proven_optimal(value, min(upper, col_ub), rtol):
+        if proven_optimal(value, min(upper, col_ub), rtol, scale):
             proven = True
             break
         if not cand or time.perf_counter() > deadline:

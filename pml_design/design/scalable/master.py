@@ -19,7 +19,7 @@ import numpy as np
 
 from ...uncertainty import UncertaintySet
 from ..anytime import PROOF_RTOL, _progress_update, cg_threshold
-from ..result import SolverFailedError, proven_optimal
+from ..result import SolverFailedError, proven_optimal, utility_scale
 from ..utilities import LinearUtility, MapAccuracy, Utility
 from .branch_bound import separable_pricing
 from .cone import slice_structure, window_columns
@@ -223,6 +223,7 @@ def column_generation(
             master.add(Cw, util.mu(Cw.T, prior), np.zeros(Cw.shape[0], dtype=int))
     upper = np.inf
     history = []
+    scale = utility_scale(util, prior)  # proven_optimal's absolute floor in the utility's own units
     proven = False
     value = -np.inf
     it = 0
@@ -285,7 +286,7 @@ def column_generation(
         bound = _lagrangian_bound(lam, ub_rc)
         upper = min(upper, bound)
         history.append((it, value, upper))
-        if proven_optimal(value, upper, rtol):
+        if proven_optimal(value, upper, rtol, scale):
             proven = True
             break
         if best_rc <= cg_threshold(value, rtol):
