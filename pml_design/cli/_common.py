@@ -157,7 +157,7 @@ def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON on stdout (numpy values converted by :func:`jsonable`).
 
     A top-level 2-D float array (a design's ``matrix``) is printed one row per line, its rows formatted once
-    (``deploy.file._matrix_lines``): ``json.dumps`` with an indent runs the pure-Python encoder, one line per
+    (``deploy.matrix_text``, as in a mechanism file): ``json.dumps`` with an indent runs the pure-Python encoder, one line per
     entry (8 M entries at N = 1 000: ~25 s)."""
     import numpy as np  # noqa: PLC0415
 
@@ -166,12 +166,12 @@ def print_json(obj: Any) -> None:
     if not big:
         print(json.dumps(jsonable(obj), indent=2))
         return
-    from ..deploy.matrix_text import _matrix_lines  # noqa: PLC0415
+    from ..deploy.matrix_text import _matrix_lines, _splice_rows  # noqa: PLC0415
 
     tokens = {k: f"matrix-{k}-{id(v)}" for k, v in big.items()}
     text = json.dumps(jsonable({k: tokens.get(k, v) for k, v in obj.items()}), indent=2)
     for k, v in big.items():
-        text = text.replace(json.dumps(tokens[k]), "[\n    [" + "],\n    [".join(_matrix_lines(v)) + "]\n  ]", 1)
+        text = _splice_rows(text, tokens[k], _matrix_lines(v))
     print(text)
 
 
@@ -239,9 +239,8 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     One separator for the whole file, from its first line: the first of tab, semicolon or comma that splits it
     into at most two fields (CSV quoting: ``"a, b",3``), else whitespace. A line of more than two fields is an error
     (``phone,1,200`` was read as phone = 200), and so is a count that is not plain digits (``1.000``, ``12,345``:
-    ambiguous). A header is
-    the first line only if its last field is a name (letters, no digits), e.g. ``category,count``; a first line
-    such as ``a,1x`` is an error, not a header. Labels must be distinct.
+    ambiguous). A header is the first line only if its last field is a name (letters, no digits), e.g.
+    ``category,count``; a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
     """
     from .._validation import not_a_file_reason  # noqa: PLC0415
 

@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-
 #: Said beside every comparison with the truth: the demo evaluates on public data (a review: its --json output
 #: carries the released records' exact distribution, which a deployment must never publish).
 _EVALUATION_NOTE = ("an evaluation on public data only: a deployment has no true distribution to compare with, and "
                     "publishing one, or errors against it, would disclose exactly what the guarantee protects")
+
 
 def add_parser(sub: Any) -> None:
     """Register ``demo`` on the subparsers ``sub`` of the ``pml-design`` parser."""

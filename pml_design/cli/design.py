@@ -11,6 +11,7 @@ import math
 import os
 import pathlib
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -120,8 +121,6 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     leaves the design less than a tenth of itself, beyond the contract's slack (1.1 × the limit + 3 s), is refused,
     naming the time needed. ``--compare`` halves what is left (the optimal LDP design gets the other half).
     """
-    import time  # noqa: PLC0415
-
     if args.time_limit is None:
         return None, 0.0
     from ..design.estimation.affordable import cached_machine_factor  # noqa: PLC0415
@@ -145,7 +144,6 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pml-design design``; returns the exit status."""
-    import time  # noqa: PLC0415
     from dataclasses import replace  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -357,21 +355,18 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
 def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labels: list[str],
                         delta: float | None, m: int, extra: dict, disclosure: list) -> list[str]:
     """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
-    from ..deploy.file import _write_atomically  # noqa: PLC0415
-
     import numpy as np  # noqa: PLC0415
 
-    from ..deploy.file import save_mechanism  # noqa: PLC0415
+    from ..deploy.file import _write_atomically, save_mechanism  # noqa: PLC0415
     from ..deploy.matrix_text import _matrix_lines  # noqa: PLC0415
 
     jpath, cpath = paths
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")  # ("\n" in a label is quoted only when it is the terminator)
     writer.writerow(["input"] + [f"y{j}" for j in range(res.matrix.shape[1])])
-    W = np.asarray(res.matrix, dtype=float)
-    lines = _matrix_lines(W) if np.isfinite(W).all() else None  # each row once, for this CSV and the JSON file
+    lines = _matrix_lines(np.asarray(res.matrix, dtype=float))  # each row once, for this CSV and the JSON file
     cell = io.StringIO()
-    for lab, line in zip(labels, lines if lines is not None else (",".join(map(repr, r)) for r in W.tolist())):
+    for lab, line in zip(labels, lines):
         cell.seek(0)
         cell.truncate()
         csv.writer(cell, lineterminator="\n").writerow([lab])  # the label CSV-quoted where needed

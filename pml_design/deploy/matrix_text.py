@@ -43,13 +43,19 @@ def _hash_with_matrix(body: dict, lines: list[str]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _splice_rows(text: str, token: str, lines: list[str]) -> str:
+    """``text`` (JSON with an indent of 2) with the string ``token`` replaced by a top-level field's matrix, one row
+    of ``lines`` per line: the file's layout, shared by :func:`_document_text` and the CLI's ``--json``."""
+    return text.replace(json.dumps(token), "[\n    [" + "],\n    [".join(lines) + "]\n  ]", 1)
+
+
 def _document_text(doc: dict, matrix: np.ndarray, lines: list[str] | None = None) -> str:
     """The file's text with its ``sha256``: indented JSON, ``matrix`` (the ``"matrix"`` field, after
     ``output_labels``) one row per line.
 
     The matrix is the bulk of a wide design (8 M entries at N = 1 000): its rows are formatted once
-    (:func:`_matrix_lines`) and put both into the canonical text that is hashed (:func:`~pml_design.deploy.file.content_hash`) and into the
-    file. ``json.dumps`` with an indent uses the pure-Python encoder: one line per entry took 22 s there, and 229 MB;
+    (:func:`_matrix_lines`) and put both into the canonical text that is hashed
+    (:func:`~pml_design.deploy.file.content_hash`) and into the file. ``json.dumps`` with an indent uses the pure-Python encoder: one line per entry took 22 s there, and 229 MB;
     the whole save took 35 s, now 4–7 s (the disclosure is most of the rest).
     """
     W = np.asarray(matrix, dtype=float)
@@ -69,5 +75,4 @@ def _document_text(doc: dict, matrix: np.ndarray, lines: list[str] | None = None
             out["matrix"] = token
     out.setdefault("matrix", token)
     out["sha256"] = _hash_with_matrix({k: v for k, v in out.items() if k != "sha256"}, lines)
-    text = json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False)
-    return text.replace(f'"{token}"', "[\n    [" + "],\n    [".join(lines) + "]\n  ]", 1) + "\n"
+    return _splice_rows(json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False), token, lines) + "\n"

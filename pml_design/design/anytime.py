@@ -79,6 +79,7 @@ def _progress_update(bar, value: float, bound: float) -> None:
 #: Values at most this in absolute value are zero to rounding for the gap warning (utilities of order one).
 ZERO_VALUE: float = 1e-15
 
+
 def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
     """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` exceeds :data:`WARN_GAP` or is unknown.
 
