@@ -16,6 +16,21 @@ __all__ = ["FINGERPRINT_MIN_BITS", "design_fingerprint", "order_entropy_bits", "
            "values_sha256"]
 
 
+def _fmt_delta(delta: float) -> str:
+    """δ with 3 significant digits, and more where that would misstate the probability ``1 − δ`` it is read as.
+
+    ``f"{1 - 1e-16:.3g}"`` is ``"1"``, so "probability >= 1 - 1" would read as a vacuous statement where the exact
+    one holds with probability 1e-16; the digits grow until ``1 − δ`` is shown to within 1 %. Every δ ≤ 0.5 keeps its 3 digits (their rounding moves
+    ``1 − δ`` by at most 0.5 %), so statements of files written before this rule are re-derived the same on load.
+    """
+    d = float(delta)
+    for digits in range(3, 18):
+        text = f"{d:.{digits}g}"
+        if not (0.0 < 1.0 - d) or abs((1.0 - float(text)) - (1.0 - d)) <= 1e-2 * (1.0 - d):
+            return text
+    return repr(d)
+
+
 def pml_statement(epsilon: float, delta: float, radius: float, m: int, *, prior_source: str = "public sample",
                   prior_params: dict | None = None) -> str:
     """The (ε, δ)-PML statement of a mechanism certified over ``B_β(P̂)`` with β = β*(δ) from m samples.
@@ -43,24 +58,24 @@ def pml_statement(epsilon: float, delta: float, radius: float, m: int, *, prior_
     str
         One sentence, ready to print or store.
     """
-    pml = (f"({epsilon:.6g}, {delta:.3g})-PML for every released record: the mechanism is {epsilon:.6g}-PML for "
+    pml = (f"({epsilon:.6g}, {_fmt_delta(delta)})-PML for every released record: the mechanism is {epsilon:.6g}-PML for "
            f"every distribution within l1 distance {radius:.4g} of the estimate")
     p = prior_params or {}
     if prior_source == "dp":
         return (f"{p.get('dp_epsilon', float('nan')):.6g}-DP for the design records (their counts released with "
                 f"discrete Laplace noise, {p.get('neighbouring', 'add/remove one record')} neighbours); " + pml
                 + f" from these noisy counts (at least m={m} records with probability >= 1 - "
-                f"{p.get('delta_total', float('nan')):.3g}), which contains the true distribution with probability "
-                f">= 1 - {delta:.3g} (docs/design.md)")
+                f"{_fmt_delta(p.get('delta_total', float('nan')))}), which contains the true distribution with probability "
+                f">= 1 - {_fmt_delta(delta)} (docs/design.md)")
     if prior_source == "ldp reports":
         k = f", k={p['k']}" if p.get("oracle") == "SS" else ""
         return (f"{p.get('ldp_epsilon', float('nan')):.6g}-LDP for the first cohort's m={m} reports (oracle "
                 f"{p.get('oracle', '?')}{k}); " + pml + f" from these reports, which contains the true distribution "
-                f"with probability >= 1 - {delta:.3g} (docs/design.md)")
+                f"with probability >= 1 - {_fmt_delta(delta)} (docs/design.md)")
     return (
-        f"({epsilon:.6g}, {delta:.3g})-PML: the mechanism is {epsilon:.6g}-PML for every distribution "
+        f"({epsilon:.6g}, {_fmt_delta(delta)})-PML: the mechanism is {epsilon:.6g}-PML for every distribution "
         f"within l1 distance {radius:.4g} of the estimate from m={m} samples, which contains the true "
-        f"distribution with probability >= 1 - {delta:.3g} (Theorem 2)"
+        f"distribution with probability >= 1 - {_fmt_delta(delta)} (Theorem 2)"
     )
 
 

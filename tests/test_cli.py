@@ -177,6 +177,17 @@ def test_calibrate_gaussian_meets_target_and_is_tight(capsys):
     assert g_less.delta_star > 1e-3
 
 
+def test_calibrate_gaussian_too_few_samples_says_how_many(capsys):
+    # the message names the m that suffices (beta < 2 (1 - e^-eps*)), and that m does suffice, one fewer does not
+    code, _, err = run(capsys, "calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-3", "--p-hat", "0.3",
+                       "--m", "10")
+    assert code == 2 and "argument --m" in err and len(err.strip().splitlines()) == 1
+    need = int(err.split("needs m >= ")[1].split(",")[0])
+    ok = ["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-3", "--p-hat", "0.3", "--json", "--m"]
+    assert run(capsys, *ok, str(need))[0] == 0
+    assert run(capsys, *ok, str(need - 1))[0] == 2
+
+
 def test_calibrate_histogram(capsys, counts_file):
     code, out, _ = run(capsys, "calibrate", "histogram", "--epsilon", "1", "--alpha", "0.05", "--json")
     assert code == 0

@@ -217,6 +217,27 @@ def test_split_bad_input_one_line_no_file(capsys, tmp_path, argv, needle):
         split_file(src, -0.1, tmp_path / "d.csv", tmp_path / "r.csv")
 
 
+def test_split_file_errors_name_python_arguments(tmp_path):
+    # a Python caller reads the arguments it passed, not the CLI's flags
+    src = tmp_path / "in.csv"
+    src.write_text("id,x\n1,a\n2,b\n3,a\n")
+    d, r = tmp_path / "d.csv", tmp_path / "r.csv"
+    cases = [((src, 1.5, d, r), "fraction: must lie in (0, 1)"),
+             ((src, 0.5, src, r), "design_output: design_output must differ from the input file"),
+             ((src, 0.5, d, d), "rest_output: design_output and rest_output must be two different files"),
+             ((src, 0.5, tmp_path / "no" / "d.csv", r), "design_output: directory does not exist"),
+             ((src, 0.001, d, r), "left design_output empty"),
+             ((tmp_path / "missing.csv", 0.5, d, r), "argument input:")]
+    for args, needle in cases:
+        with pytest.raises(TableError) as info:
+            split_file(*args, rng=1)
+        assert needle in str(info.value) and "--" not in str(info.value), str(info.value)
+    d.write_text("keep")
+    with pytest.raises(ValueError, match="overwrite=True"):
+        split_file(src, 0.5, d, r, rng=1)
+    assert d.read_text() == "keep"
+
+
 # --- fingerprints and the guard ------------------------------------------------------------------------------------
 def test_fingerprint_is_kept_only_when_the_order_cannot_be_guessed():
     assert order_entropy_bits([2, 1]) == pytest.approx(np.log2(3))

@@ -114,7 +114,11 @@ def run_gaussian(args: argparse.Namespace) -> int:
     # invert eps* = eps - log(1 - beta e^eps / 2):  e^eps = e^eps* / (1 + beta e^eps* / 2)
     eps = eps_star - math.log1p(beta * math.exp(eps_star) / 2.0)
     if eps <= 0:
-        raise CliError(f"argument --m: m={args.m} samples are too few for epsilon={eps_star:g} with delta2={d2:g}")
+        # eps > 0 iff beta < 2 (1 - e^-eps*), beta = sqrt(2 (log 2 - log delta2) / m) (eq. (14))
+        need = math.floor((math.log(2.0) - math.log(d2)) / (2.0 * (-math.expm1(-eps_star)) ** 2)) + 1
+        raise CliError(f"argument --m: m={args.m} samples are too few for epsilon={eps_star:g} with delta2={d2:g}: "
+                       f"the estimate's radius beta={beta:.3g} leaves no epsilon > 0 for the mechanism (eq. (17)); "
+                       f"needs m >= {need}, or a larger --epsilon")
     d1_target = (d_star - d2) / (1.0 - d2)
 
     def d1(sigma: float) -> float:

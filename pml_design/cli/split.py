@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                           args.parquet is not None)
     design_out, rest_out = args.output
     n_design, n_rest = split_file(source, args.fraction, design_out, rest_out, args.seed,
-                                  progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force)
+                                  progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force, _cli=True)
     summary = {"input": str(source.path), "design": design_out, "rest": rest_out, "design_rows": n_design,
                "rest_rows": n_rest, "fraction": args.fraction, "seed": args.seed}
     if args.json:

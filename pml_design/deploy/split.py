@@ -20,30 +20,39 @@ from .streaming import TableError, TableSource, _csv_header_line, _is_parquet, _
 __all__ = ["split_file"]
 
 
-def _check_fraction(fraction: object) -> float:
+#: How errors name what the caller passed: the CLI's flags, or :func:`split_file`'s arguments.
+_CLI_NAMES = {"fraction": "argument --fraction", "output": ("argument --output", "argument --output"),
+              "sides": ("DESIGN", "REST"), "force": "--force"}
+_PY_NAMES = {"fraction": "fraction", "output": ("design_output", "rest_output"),
+             "sides": ("design_output", "rest_output"), "force": "overwrite=True"}
+
+
+def _check_fraction(fraction: object, name: str = "fraction") -> float:
     try:
         f = float(fraction)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TableError(f"argument --fraction: must be a number in (0, 1), got {fraction!r}") from None
+        raise TableError(f"{name}: must be a number in (0, 1), got {fraction!r}") from None
     if not (math.isfinite(f) and 0.0 < f < 1.0):
-        raise TableError(f"argument --fraction: must lie in (0, 1) (the share of rows for the design), got {fraction!r}")
+        raise TableError(f"{name}: must lie in (0, 1) (the share of rows for the design), got {fraction!r}")
     return f
 
 
-def _check_outputs(source: TableSource, outputs: list[pathlib.Path], overwrite: bool) -> None:
+def _check_outputs(source: TableSource, outputs: list[pathlib.Path], overwrite: bool,
+                   names: dict = _PY_NAMES) -> None:
     from .output import check_output_path  # noqa: PLC0415
 
     inp = source.path.resolve()
-    for what, out in zip(("DESIGN", "REST"), outputs):
+    for opt, what, out in zip(names["output"], names["sides"], outputs):
         if not out.parent.is_dir():
-            raise TableError(f"argument --output: directory does not exist: {out.parent} (for {what})")
+            raise TableError(f"{opt}: directory does not exist: {out.parent} (for {what})")
         if out.resolve() == inp:
-            raise TableError(f"argument --output: {what} must differ from the input file {source.path}")
+            raise TableError(f"{opt}: {what} must differ from the input file {source.path}")
     if outputs[0].resolve() == outputs[1].resolve():
-        raise TableError(f"argument --output: DESIGN and REST must be two different files, got {outputs[0]} twice")
-    for out in outputs:  # the library's one rule: never an input, never an existing file without --force
+        raise TableError(f"{names['output'][1]}: {' and '.join(names['sides'])} must be two different files, got "
+                         f"{outputs[0]} twice")
+    for opt, out in zip(names["output"], outputs):  # the library's one rule: never an input, never an existing file
         check_output_path(out, inputs=[(source.path, source.option)], kind="split output", overwrite=overwrite,
-                          option="argument --output", force_hint="--force")
+                          option=opt, force_hint=names["force"])
 
 
 class _Sink:
@@ -77,7 +86,7 @@ class _Sink:
 
 def split_file(input: object, fraction: float, design_output: object, rest_output: object, rng: object = None, *,
                delimiter: str | None = None, parquet: bool | None = None, progress: bool = False,
-               overwrite: bool = False) -> tuple[int, int]:
+               overwrite: bool = False, _cli: bool = False) -> tuple[int, int]:
     """Split the rows of a CSV / Parquet file at random into two disjoint files: design records and the rest.
 
     Implements: the estimation / release split of the core paper's Section IV-D (P̂ from "a portion of a large
@@ -116,18 +125,20 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
     ------
     TableError (a ValueError)
         A fraction outside (0, 1), an unreadable input, an output that is the input, an input without data rows,
-        or a split that left one side empty; no file is written then.
+        or a split that left one side empty; no file is written then. The message names the argument
+        (``fraction``, ``design_output``, ...; the CLI's own call names its flags).
     """
-    f = _check_fraction(fraction)
+    names = _CLI_NAMES if _cli else _PY_NAMES
+    f = _check_fraction(fraction, names["fraction"])
     gen = as_generator(rng)
     if isinstance(input, TableSource):
         source = input
     else:
         path = pathlib.Path(os.fspath(input))  # type: ignore[arg-type]
         as_parquet = _is_parquet(path) if parquet is None else parquet
-        source = TableSource(path, "--parquet" if as_parquet else "--csv", delimiter=delimiter, parquet=parquet)
+        source = TableSource(path, "input", delimiter=delimiter, parquet=parquet)
     outputs = [pathlib.Path(os.fspath(p)) for p in (design_output, rest_output)]  # type: ignore[arg-type]
-    _check_outputs(source, outputs, overwrite)
+    _check_outputs(source, outputs, overwrite, names)
     import pyarrow as pa  # noqa: PLC0415
 
     sinks: list[_Sink] = []
@@ -145,9 +156,9 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         total = sinks[0].rows + sinks[1].rows
         if total == 0:
             raise TableError(f"argument {source.option}: {source.path} has no data rows")
-        for what, s in zip(("DESIGN", "REST"), sinks):
+        for what, s in zip(names["sides"], sinks):
             if s.rows == 0:
-                raise TableError(f"argument --fraction: the split of {total} rows with fraction {f:g} left {what} "
+                raise TableError(f"{names['fraction']}: the split of {total} rows with fraction {f:g} left {what} "
                                  f"empty; use {'a larger' if what == 'DESIGN' else 'a smaller'} fraction or more rows")
         for s in sinks:
             os.replace(s.tmp, s.target)
