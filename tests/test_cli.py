@@ -704,6 +704,33 @@ def test_a_design_warning_names_its_share_of_the_time_limit(capsys, tmp_path):
     assert warn and all("the design's share of --time-limit 2 s" in ln for ln in warn)
 
 
+def test_a_refused_time_limit_names_the_time_limit_the_command_needs(capsys, tmp_path, monkeypatch):
+    """The estimation design refuses a limit too short for its starting LDP channel, naming the seconds *it* needs;
+    from the CLI, whose --time-limit also covers what follows the design (and --compare halves the design's share),
+    the advice is the --time-limit that gives the design that time, and giving it runs."""
+    import re
+
+    from pml_design.cli import design as cli_design
+    from pml_design.design.estimation import affordable, api
+
+    monkeypatch.setattr(api, "MAX_COLUMN_GENERATION_N", 20)
+    monkeypatch.setattr(affordable, "EVALUATION_SECONDS", (0.01, 0.0, 0.0))  # 0.01 s an entry: 40 x K entries
+    counts = tmp_path / "c.txt"
+    counts.write_text("\n".join(f"c{i},{5 + i % 3}" for i in range(40)) + "\n")
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY", {"disclosure": 1e-6, "files": 0.0, "json": 0.0})
+    argv = ["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-3", "--time-limit", "3"]
+    for extra, shares in (([], 1), (["--compare"], 2)):
+        code, _, err = run(capsys, *argv, *extra)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        mo = re.search(r"--time-limit to at least (\d+) s \(the design's share (\d+) s", err)
+        assert mo, err
+        need, share = int(mo.group(1)), int(mo.group(2))
+        kept = 40 * 4096 * 1e-6  # (no machine factor below 1e6 entries)
+        assert need >= shares * share + kept - 1e-9  # the command's own time is added to the design's need
+    monkeypatch.setattr(affordable, "EVALUATION_SECONDS", (1e-9, 0.0, 0.0))
+    assert run(capsys, *argv)[0] == 0
+
+
 def test_privatize_parquet_keeps_the_other_columns_types(capsys, tmp_path, counts_file):
     """Parquet to Parquet: only the privatized column is rewritten; the others keep their types and nulls (a review:
     an int64 'age' came back as strings)."""

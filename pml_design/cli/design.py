@@ -79,9 +79,11 @@ def add_parser(sub: Any) -> None:
 
 
 @contextlib.contextmanager
-def _share_named(design_limit: float | None, limit: float | None) -> Iterator[None]:
+def _share_named(design_limit: float | None, limit: float | None, shares: int = 1) -> Iterator[None]:
     """Re-emit the design's warnings with its time limit named as its share of ``--time-limit`` (a review: "time
-    limit 1.80215 s; raise --time-limit" after ``--time-limit 5``)."""
+    limit 1.80215 s; raise --time-limit" after ``--time-limit 5``), and turn a refusal's "time limit ... to at least
+    X s" (the design's own need) into the ``--time-limit`` that gives the design X s (``shares``: 2 with
+    ``--compare``, which halves the design's time)."""
     if design_limit is None:
         yield
         return
@@ -92,6 +94,16 @@ def _share_named(design_limit: float | None, limit: float | None) -> Iterator[No
                 yield
             finally:
                 caught = list(rec)
+    except ValueError as exc:
+        import re  # noqa: PLC0415
+
+        kept = float(limit) - shares * design_limit  # what the command keeps for itself (imports, files, ...)
+        text = re.sub(r"(solver_options=\{'time_limit': [^}]*\}) to at least (\d+) s",
+                      lambda mo: f"--time-limit to at least {math.ceil(kept + shares * float(mo.group(2)))} s (the "
+                                 f"design's share {mo.group(2)} s, the rest for what follows it)", str(exc))
+        if text == str(exc):
+            raise
+        raise ValueError(text) from None
     finally:  # (also when the design raises: its warnings are still shown)
         share = f"time limit {design_limit:g} s"
         for w in caught:
@@ -188,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     if m == 0:
         raise CliError("argument --counts: all counts are zero")
     design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
-    with _share_named(design_limit, args.time_limit):  # its warnings name the design's share of the limit
+    with _share_named(design_limit, args.time_limit, 2 if args.compare else 1):  # warnings name the design's share
         if args.delta is not None:
             est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta,
                                          counts=True, categories=labels, utility=args.utility, method=args.method,
