@@ -439,3 +439,21 @@ def test_design_cli_lists_what_it_discloses(capsys, tmp_path):
     assert json.loads(out)["disclosure"] == doc["disclosure"]
     with (tmp_path / "m.csv").open() as fh:
         assert next(csv.reader(fh))[0] == "input"
+
+
+@given(st.lists(st.integers(1, 10_000), min_size=2, max_size=400))
+def test_validating_a_distribution_twice_changes_nothing(counts):
+    """A mechanism file stores the ball's centre (a validated P̂) and the loader validates it again: both must be the
+    same vector bit for bit (a review: 6 of 40 designs wrote files that privatize and estimate refused, "p_hat is
+    [...] but ... give [...]", from a second division by the sum)."""
+    c = np.asarray(counts, dtype=float)
+    ball = pml.L1Ball(c / c.sum(), 0.1)
+    assert np.array_equal(pml.L1Ball(ball.center, 0.1).center, ball.center)
+
+
+def test_the_reviewers_counts_save_and_load(tmp_path):
+    counts = {"a": 1747, "b": 1075, "c": 412, "d": 828, "e": 2212}  # the file of this P̂ did not load
+    est = pml.design_from_samples(counts, None, 1.0, 1e-2, counts=True, utility="map_accuracy")
+    path = est.save(tmp_path / "m.json")
+    mech = pml.load_mechanism(path)
+    assert np.array_equal(mech.matrix, est.result.matrix)
