@@ -226,12 +226,14 @@ def design_from_samples(
         (δ split as δ₁ = (1 − :data:`pml_design.priors.DP_DELTA_SHARE`)·δ for the ball, δ₂ for the private record count). Nothing
         computed from the exact counts is returned or stored; ``m`` becomes the lower bound on the record
         count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them. Each
-        call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled samples need the
-        public ``categories`` (the values present in the data are not private).
+        call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled data — values, counts
+        keyed by label, a pandas Categorical — need the public ``categories`` (the values present in the data, the
+        keys of ``value_counts`` or inferred categories are not private). ε₀ ≥ :data:`pml_design.priors.DP_EPSILON_MIN`.
     rng : numpy.random.Generator, int or None
         Only with ``dp_epsilon``: ``None`` (default) draws the noise with OpenDP's exact sampler from OS
         randomness, as a release must; a seed gives reproducible noise for tests and simulations only (whoever
-        knows the seed can remove it).
+        knows the seed can remove it): it warns, and the mechanism file's ``prior_params.noise`` and statement say
+        so.
 
     Returns
     -------
@@ -269,9 +271,15 @@ def design_from_samples(
         labels = None
         c = np.asarray(data) if counts else None
     else:
-        if dp_epsilon is not None and categories is None and not counts and not _is_categorical(data):
+        if dp_epsilon is not None and categories is None:
+            # also for counts keyed by label and for a pandas Categorical: their keys / categories are usually
+            # what the data hold (value_counts, astype("category")), and would be published with the design
             raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
                              "present in the data is not private (a value held by one record discloses it)")
+        if dp_epsilon is not None:  # the list itself is public: its mistakes are named before the protected data
+            from .mechanisms.mechanism import check_labels  # noqa: PLC0415
+
+            check_labels(categories, None, "categories")
         try:
             c, labels = _labelled_counts(data, categories, counts)
         except ValueError:
@@ -305,7 +313,9 @@ def design_from_samples(
     if beta >= 2.0 and source == "dp":
         raise ValueError(f"dp_epsilon={params['dp_epsilon']!r}: the widened radius {beta:.3g} >= 2 rules out no "
                          f"distribution for delta={d!r} with about {m} design records on {n} symbols; use more "
-                         "records, a larger dp_epsilon or a larger delta")
+                         "records, a larger dp_epsilon or a larger delta (the DP release of the counts is already "
+                         "made: another design on the same records releases them again, and the records' guarantee "
+                         "becomes the sum of both dp_epsilon)")
     if beta >= 2.0:
         need_any = samples_needed(1.999, n, d)
         need_interior = samples_needed(max(min(p_hat[p_hat > 0].min(), 1.0), 1e-6), n, d)
@@ -356,11 +366,6 @@ def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, f
     eps = check_design_epsilon(epsilon)
     d = check_delta(delta)  # δ ∈ (0, 1): δ = 1 would make the statement vacuous
     return eps, d
-
-
-def _is_categorical(data: object) -> bool:
-    """A pandas Categorical (or a Series of that dtype): its categories are declared, not read from the values."""
-    return type(getattr(data, "dtype", None)).__name__ == "CategoricalDtype" or type(data).__name__ == "Categorical"
 
 
 def _is_frequency_estimation(utility: object) -> bool:

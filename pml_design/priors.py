@@ -49,6 +49,12 @@ __all__ = [
 DP_NEIGHBOURING: str = "add/remove one record"
 #: The noise of the DP release, as a mechanism file names it.
 DP_NOISE: str = "discrete Laplace, scale 1/dp_epsilon per category"
+#: The same noise drawn from a seeded numpy generator (``rng`` given): reproducible, so whoever knows the seed can
+#: remove it; a mechanism file and its statement say so (a review: a seeded release was stored as plain ε₀-DP).
+DP_NOISE_SEEDED: str = DP_NOISE + ", from a seeded generator (tests and simulations only: the seed removes it)"
+#: Smallest ε₀ accepted: below it the noise's scale (1/ε₀ counts) drowns any count, and ``e^{−ε₀}`` rounds to 1
+#: (ε₀ ≲ 1e-16 gave a bare "math domain error").
+DP_EPSILON_MIN: float = 1e-9
 #: Points of the λ grid of the Chernoff bounds (geometric).
 LAMBDA_GRID: int = 1201
 #: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).
@@ -86,6 +92,31 @@ def _solve_radius(log_failure, delta: float) -> float:  # type: ignore[no-untype
 # ----------------------------------------------------------------------------------------------------------
 # "dp": discrete Laplace noise on the design counts
 # ----------------------------------------------------------------------------------------------------------
+def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon") -> float:
+    """ε₀ of a DP count release: a real number in [:data:`DP_EPSILON_MIN`, ∞).
+
+    Implements: the validation of the ε₀ of docs/design.md §11.1 (below the minimum the noise of scale 1/ε₀ counts
+    drowns any count and ``e^{−ε₀}`` rounds towards 1).
+
+    Parameters
+    ----------
+    dp_epsilon : float
+        The value to check.
+    name : str, default "dp_epsilon"
+        The argument's name, for the message.
+
+    Returns
+    -------
+    float
+        ε₀.
+    """
+    eps0 = check_positive_real(dp_epsilon, name)
+    if eps0 < DP_EPSILON_MIN:
+        raise ValueError(f"{name}={eps0!r} is too small: its noise (scale 1/{name} = {1 / eps0:.3g} counts) would drown "
+                         f"any count; use {name} >= {DP_EPSILON_MIN:g}")
+    return eps0
+
+
 def _dlap_log_mgf(lam: np.ndarray, t: float) -> np.ndarray:
     """``log E e^{λZ}`` of the discrete Laplace ``P(Z = z) = (1−t)/(1+t) t^{|z|}`` (finite for ``t e^λ < 1``)."""
     return 2.0 * math.log1p(-t) - np.log1p(-t * np.exp(lam)) - np.log1p(-t * np.exp(-lam))
@@ -125,7 +156,7 @@ def dp_count_margin(support_size: int, dp_epsilon: float, delta: float) -> int:
         T.
     """
     n = check_positive_int(support_size, "support_size", minimum=1)
-    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    eps0 = check_dp_epsilon(dp_epsilon)
     d = check_delta(delta)
     t = math.exp(-eps0)
     lam = _dp_lambda_grid(eps0)
@@ -171,7 +202,7 @@ def dp_ball_radius(m: int, support_size: int, dp_epsilon: float, delta: float) -
     """
     m = check_positive_int(m, "m")
     n = check_positive_int(support_size, "support_size", minimum=2)
-    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    eps0 = check_dp_epsilon(dp_epsilon)
     d = check_delta(delta)
     t = math.exp(-eps0)
     lam = _dp_lambda_grid(eps0)
@@ -233,6 +264,26 @@ def dp_prior_radius(noisy_total: int, support_size: int, dp_epsilon: float, delt
     return dp_ball_radius(m_low, n, dp_epsilon, delta_ball), m_low
 
 
+def _opendp_discrete_laplace(c: np.ndarray, eps0: float) -> np.ndarray:
+    """``c + Z`` by OpenDP's exact integer sampler, on 64-bit integers (its ``T=int`` is 32-bit: a review found
+    counts of 3e9 refused with "not representable by i32", the count quoted), at a scale whose OpenDP privacy map
+    is at most ε₀ (``1/ε₀`` rounded gives ``map(1) = 0.7000000000000001`` for ε₀ = 0.7: the scale is nudged up by
+    ulps until it is not above)."""
+    import opendp.prelude as dp  # noqa: PLC0415 - only a release needs it
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+    scale = 1.0 / eps0
+    for _ in range(64):
+        meas = dp.m.make_laplace(*space, scale=scale)
+        if meas.map(1) <= eps0:
+            break
+        scale = math.nextafter(scale, math.inf)
+    else:  # pragma: no cover - 64 ulps always suffice
+        raise RuntimeError(f"no OpenDP scale found whose privacy map is at most dp_epsilon={eps0!r}")
+    return np.asarray(meas([int(v) for v in c]), dtype=np.int64)
+
+
 def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) -> np.ndarray:
     """``c + Z``: the counts with i.i.d. discrete Laplace noise of scale 1/ε₀ (ε₀-DP, add/remove neighbours).
 
@@ -257,18 +308,16 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
     -------
     numpy.ndarray of int64, shape (N,)
     """
-    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    eps0 = check_dp_epsilon(dp_epsilon)
     c = np.asarray(counts)
     if c.ndim != 1 or not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
-        raise ValueError(f"counts must be a 1-D array of non-negative integers, got {fmt(c)}")
+        raise ValueError("counts must be a 1-D array of non-negative integers (values not shown: they are the "
+                         "protected records' counts)")
+    if np.any(c >= 2.0**62):
+        raise ValueError("counts must be below 2**62 (values not shown: they are the protected records' counts)")
     c = c.astype(np.int64)
     if rng is None:
-        import opendp.prelude as dp  # noqa: PLC0415 - only a release needs it
-
-        dp.enable_features("contrib")
-        space = dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)
-        meas = dp.m.make_laplace(*space, scale=1.0 / eps0)
-        return np.asarray(meas([int(v) for v in c]), dtype=np.int64)
+        return _opendp_discrete_laplace(c, eps0)
     from ._validation import as_generator  # noqa: PLC0415
 
     gen = as_generator(rng)
@@ -474,9 +523,8 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
         parameters recorded with the design (``dp_epsilon``, ``noisy_total``, ``delta_ball``, ``delta_total``,
         ``neighbouring``, ``noise``).
     """
-    from .priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius, dp_release_counts  # noqa: PLC0415
 
-    eps0 = check_positive_real(dp_epsilon, "dp_epsilon")
+    eps0 = check_dp_epsilon(dp_epsilon)
     if count_vector is None:  # integer codes
         arr = np.asarray(data).ravel()
         if arr.size == 0:
@@ -490,19 +538,32 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
             raise ValueError(f"counts must have length support_size = {n}, got shape {c.shape}")
         if not (np.all(np.isfinite(c)) and np.all(c >= 0) and np.all(c == np.round(c))):
             raise ValueError("counts must be non-negative integers")
+    if rng is not None:
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"rng={fmt(rng)} draws the DP noise of the design counts from a seeded generator: whoever knows "
+                      "the seed can remove it, so the records' dp_epsilon guarantee holds only while the seed stays "
+                      "secret (the mechanism file says so); for a release leave rng=None (OpenDP's exact sampler, OS "
+                      "randomness)", UserWarning, stacklevel=3)
     noisy = dp_release_counts(c, eps0, rng=rng)
     del c  # from here on only the ε₀-DP release is used
     d2 = delta * DP_DELTA_SHARE
     params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
-              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE}
-    beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
+              "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE if rng is None else DP_NOISE_SEEDED}
+    # the release is made: every error from here on says that a second attempt spends dp_epsilon again
+    spent = (f" (the {eps0:g}-DP release of the counts is already made: another design on the same records releases "
+             f"them again, and the records' guarantee becomes the sum of both dp_epsilon)")
+    try:
+        beta, m_low = dp_prior_radius(params["noisy_total"], n, eps0, params["delta_ball"], d2)
+    except ValueError as exc:
+        raise ValueError(str(exc) + spent) from None
     clipped = np.maximum(noisy, 0).astype(float)
     if clipped.sum() <= 0:
         raise ValueError(f"dp_epsilon={eps0!r}: every noisy count is <= 0; use more design records or a larger "
-                         "dp_epsilon")
+                         "dp_epsilon" + spent)
     p_hat = clipped / clipped.sum()
     if not allow_zero and np.any(p_hat == 0):
-        raise ValueError(f"after the {eps0:g}-DP noise, categories {np.flatnonzero(p_hat == 0).tolist()} have a "
-                         "noisy count <= 0 (the estimate lacks full support); pass allow_zero=True to keep the zeros "
-                         "(--allow-zero), or use more design records or a larger dp_epsilon")
+        raise ValueError(f"after the {eps0:g}-DP noise, {int(np.sum(p_hat == 0))} categories have a noisy count <= 0 "
+                         "(the estimate lacks full support); pass allow_zero=True to keep the zeros, or use more "
+                         "design records or a larger dp_epsilon" + spent)
     return p_hat, m_low, beta, params

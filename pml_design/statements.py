@@ -62,8 +62,9 @@ def pml_statement(epsilon: float, delta: float, radius: float, m: int, *, prior_
            f"every distribution within l1 distance {radius:.4g} of the estimate")
     p = prior_params or {}
     if prior_source == "dp":
+        seeded = ", drawn from a seeded generator: void if the seed is known" if "seeded" in str(p.get("noise")) else ""
         return (f"{p.get('dp_epsilon', float('nan')):.6g}-DP for the design records (their counts released with "
-                f"discrete Laplace noise, {p.get('neighbouring', 'add/remove one record')} neighbours); " + pml
+                f"discrete Laplace noise{seeded}, {p.get('neighbouring', 'add/remove one record')} neighbours); " + pml
                 + f" from these noisy counts (at least m={m} records with probability >= 1 - "
                 f"{_fmt_delta(p.get('delta_total', float('nan')))}), which contains the true distribution with probability "
                 f">= 1 - {_fmt_delta(delta)} (docs/design.md)")

@@ -13,6 +13,8 @@ from pml_design.cli import main
 from pml_design.estimation import l1_radius, prior_radius
 
 P4 = np.array([0.4, 0.3, 0.2, 0.1])
+# seeded DP noise warns (tested in test_seeded_dp_noise_warns_and_the_file_says_so); the other tests seed it freely
+pytestmark = pytest.mark.filterwarnings("ignore:rng=.*seeded generator:UserWarning")
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,8 @@ def test_design_from_samples_dp(samples):
     assert "1-DP for the design records" in s and "(1, 1e-06)-PML for every released record" in s
     assert est.result.info["prior_source"] == "dp" and est.result.info["m"] == est.m
     # the default sampler is OpenDP's (no seed): same structure
-    est2 = pml.design_from_samples({"a": 2000, "b": 3000}, None, 1.0, 1e-6, counts=True, dp_epsilon=0.5)
+    est2 = pml.design_from_samples({"a": 2000, "b": 3000}, None, 1.0, 1e-6, counts=True, dp_epsilon=0.5,
+                                   categories=["a", "b"])
     assert est2.labels == ("a", "b") and est2.prior_source == "dp" and est2.p_hat[0] == pytest.approx(0.4, abs=0.01)
     public = pml.design_from_samples(samples, 4, 1.0, 1e-6)
     assert public.prior_source == "public sample" and public.prior_params == {"m": 5000}
@@ -54,8 +57,19 @@ def test_design_from_samples_dp_needs_public_categories_and_enough_records():
         pml.design_from_samples(["a", "b", "a"] * 100, None, 1.0, 1e-3, dp_epsilon=1.0)
     with pytest.raises(ValueError, match="no record|rules out no distribution|noisy count <= 0"):
         pml.design_from_samples([3, 2, 1, 4], 4, 1.0, 1e-6, counts=True, dp_epsilon=0.1, rng=0)
-    est = pml.design_from_samples(pd_categorical(), None, 1.0, 1e-3, dp_epsilon=2.0, rng=1, allow_zero=True)
+    # counts keyed by label and a pandas Categorical too: their keys / categories are read from the data (a review:
+    # a value held by one record, "RARE_VALUE_OF_ALICE", was published in the labels)
+    for data, kw in ((pd_categorical(), {}), ({"x": 300, "RARE": 1}, {"counts": True})):
+        with pytest.raises(ValueError, match="public list of categories"):
+            pml.design_from_samples(data, None, 1.0, 1e-3, dp_epsilon=2.0, allow_zero=True, **kw)
+    est = pml.design_from_samples(pd_categorical(), None, 1.0, 1e-3, dp_epsilon=2.0, rng=1, allow_zero=True,
+                                  categories=["x", "y", "z"])
     assert est.labels == ("x", "y", "z")
+    # mistakes in the public list are named as such (they were reported as "data hold values outside categories")
+    for bad, needle in ((["x", "x", "y"], "categories"), ([" x", "x", "y"], "categories"), (["x", None], "categories")):
+        with pytest.raises((ValueError, TypeError), match=needle) as info:
+            pml.design_from_samples(pd_categorical(), None, 1.0, 1e-3, dp_epsilon=2.0, categories=bad)
+        assert "outside" not in str(info.value)
 
 
 def test_dp_error_names_no_protected_value():
@@ -159,8 +173,10 @@ def test_cli_design_dp_epsilon_end_to_end(capsys, tmp_path):
     counts = tmp_path / "counts.csv"
     counts.write_text("a,2000\nb,1500\nc,1000\nd,500\n")
     prefix = tmp_path / "mech"
+    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-6", "--dp-epsilon", "1"]) == 2
+    assert "--categories" in capsys.readouterr().err  # a counts file's labels may be what the data hold
     code = main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-6", "--dp-epsilon", "1",
-                 "--json", "-o", str(prefix)])
+                 "--categories", "a,b,c,d", "--json", "-o", str(prefix)])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert "counts" not in out and out["prior_source"] == "dp"
@@ -196,10 +212,12 @@ def test_cli_design_dp_epsilon_end_to_end(capsys, tmp_path):
 def test_cli_bad_dp_epsilon_one_line(capsys, tmp_path, value):
     counts = tmp_path / "counts.csv"
     counts.write_text("a,20\nb,15\n")
-    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-3", "--dp-epsilon", value]) == 2
+    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-3", "--dp-epsilon", value,
+                 "--categories", "a,b"]) == 2
     err = capsys.readouterr().err.strip()
     assert "argument --dp-epsilon" in err and err.count("\n") == 0
-    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "--dp-epsilon", "1"]) == 2
+    assert main(["design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "--dp-epsilon", "1",
+                 "--categories", "a,b"]) == 2
     assert "needs --delta" in capsys.readouterr().err
 
 
@@ -216,3 +234,55 @@ def test_readme_private_prior_section_runs(capsys):
         exec(compile(block, "README.md", "exec"), namespace)
     out = capsys.readouterr().out
     assert "1-DP for the design records" in out and "1-LDP for the first cohort's m=20000 reports" in out
+
+
+def test_seeded_dp_noise_warns_and_the_file_says_so(samples, tmp_path):
+    """A seed makes the DP noise removable (a review redrew it from default_rng(0) and got the exact counts back):
+    it warns, and the mechanism file's noise and statement say so; without a seed neither does."""
+    with pytest.warns(UserWarning, match="seeded generator"):
+        est = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0, rng=0)
+    assert est.prior_params["noise"] == pr.DP_NOISE_SEEDED and "seeded generator" in est.statement()
+    mech = pml.load_mechanism(est.save(tmp_path / "seeded.json"))  # the loader accepts it and re-derives it
+    assert "seeded generator" in json.loads((tmp_path / "seeded.json").read_text())["statement"]
+    assert mech.n_inputs == 4
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0)
+    assert plain.prior_params["noise"] == pr.DP_NOISE and "seeded" not in plain.statement()
+
+
+def test_dp_release_edges(samples):
+    """ε₀ too small for a float (a bare "math domain error" before), counts beyond OpenDP's 32-bit integers (refused
+    quoting the count), and OpenDP's own privacy map never above the ε₀ stated."""
+    for tiny in (1e-20, 1e-300):
+        with pytest.raises(ValueError, match=r"dp_epsilon=.* is too small"):
+            pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=tiny)
+    with pytest.raises(ValueError, match="too small"):
+        pr.dp_ball_radius(5000, 4, 1e-17, 1e-6)
+    big = np.array([3_000_000_000, 5, 7])
+    out = pr.dp_release_counts(big, 1.0)
+    assert out.dtype == np.int64 and abs(int(out[0]) - 3_000_000_000) < 200
+    with pytest.raises(ValueError) as info:
+        pr.dp_release_counts([2**63 - 1, 1], 1.0)
+    assert "9223372036854775807" not in str(info.value)
+    with pytest.raises(ValueError) as info:
+        pr.dp_release_counts([2.5, 1], 1.0)
+    assert "2.5" not in str(info.value)
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    for eps0 in (0.7, 3.0, 1 / 3, 1.0):  # 1/eps0 as the scale maps to 0.7000000000000001 at 0.7
+        pr._opendp_discrete_laplace(np.array([10, 20]), eps0)
+        space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+        assert dp.m.make_laplace(*space, scale=1.0 / eps0).map(1) >= eps0  # (the plain scale: at or above)
+    # the nudged scale's map is at most eps0
+    import math
+
+    for eps0 in (0.7, 3.0, 1 / 3):
+        scale = 1.0 / eps0
+        space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+        while dp.m.make_laplace(*space, scale=scale).map(1) > eps0:
+            scale = math.nextafter(scale, math.inf)
+        assert scale > 1.0 / eps0  # the plain scale was above eps0 for these

@@ -187,9 +187,9 @@ def run(args: argparse.Namespace) -> int:
         digest = None
     if args.categories is not None:
         labels, counts = _on_categories(labels, counts, args.categories)
-    elif args.dp_epsilon is not None and args.counts is None:
+    elif args.dp_epsilon is not None:  # a counts file too: its labels are usually what the data hold
         raise CliError("argument --dp-epsilon: give the public list of categories with --categories (the values "
-                       "present in the data are not private)")
+                       "present in the data, and the labels of a counts file made from them, are not private)")
     if args.dp_epsilon is not None and args.delta is None:
         raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
                        "noise), not --radius")

@@ -272,9 +272,13 @@ FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
 
 def _design_data(info: dict, source: str | None) -> dict:
     """The fingerprint kept in the file: only for a P̂ from a public sample (a private P̂ keeps none: a hash of the
-    design records is not covered by a DP guarantee, and those records may be the released ones)."""
+    design records is not covered by their DP / LDP guarantee). Without it privatize cannot recognise the design
+    records; the statement covers the released records only, so a design record that is also released has both
+    guarantees, uncombined (a review: the file said "the design records may be released")."""
     if source not in (None, "public sample"):
-        return {"kind": None, "why": f"P̂ from {source}: the design records may be released; no fingerprint is kept"}
+        return {"kind": None, "why": f"P̂ from {source}: a hash of the design records is not covered by their "
+                                     "guarantee; release records apart from them (a design record also released has "
+                                     "two guarantees, which the statement does not combine)"}
     return dict(info.get("design_data") or {"kind": None, "why": "not recorded"})
 
 
@@ -564,13 +568,18 @@ def _check_version_fields(doc: dict, v1: bool) -> None:
 
 def _check_private_source(claims: dict, n: int) -> None:
     """m and the fixed descriptions of a private P̂ (``"dp"``, ``"ldp reports"``), re-derived from its parameters."""
-    from ..priors import DP_NEIGHBOURING, DP_NOISE, dp_prior_radius  # noqa: PLC0415
+    from ..priors import DP_NEIGHBOURING, DP_NOISE, DP_NOISE_SEEDED, dp_prior_radius  # noqa: PLC0415
 
     source, params, m = claims["prior_source"], claims["prior_params"], claims["m"]
     if source == "dp":
-        for key, value in (("neighbouring", DP_NEIGHBOURING), ("noise", DP_NOISE)):
-            if params.get(key) != value:
-                raise _mismatch(f"prior_params.{key} (what the DP release of the counts is)", params.get(key), value)
+        if params.get("neighbouring") != DP_NEIGHBOURING:
+            raise _mismatch("prior_params.neighbouring (what the DP release of the counts is)",
+                            params.get("neighbouring"), DP_NEIGHBOURING)
+        if params.get("noise") not in (DP_NOISE, DP_NOISE_SEEDED):
+            raise _mismatch("prior_params.noise (what the DP release of the counts is)", params.get("noise"), DP_NOISE)
+        if not isinstance(params.get("noisy_total"), int) or isinstance(params.get("noisy_total"), bool):
+            raise ValueError(f"prior_params.noisy_total must be an integer (the DP release's total), got "
+                             f"{fmt(params.get('noisy_total'))}")
         derived = dp_prior_radius(params["noisy_total"], n, params["dp_epsilon"], params["delta_ball"],
                                   params["delta_total"])[1]
         if m != derived:
