@@ -76,8 +76,8 @@ positive_int = argument_type(int, lambda v: v >= 1, "must be >= 1")
 nonneg_int = argument_type(int, lambda v: v >= 0, "must be >= 0")
 probability = argument_type(float, lambda v: 0 < v <= 1, "must lie in (0, 1]")
 #: δ of an (ε, δ)-PML statement: δ = 1 would make it vacuous (it holds with probability ≥ 0).
-failure_probability = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1) (delta = 1 makes the "
-                                    "guarantee vacuous)")
+failure_probability = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1) (a failure probability: "
+                                    "0 cannot be promised from finite data, 1 makes the guarantee vacuous)")
 #: ε of a design: e^ε must be a finite float (pml_design._validation.EPSILON_MAX; literal here: no numpy at --help).
 design_epsilon = argument_type(float, lambda v: math.isfinite(v) and 0 < v <= 700,
                                "must be a number in (0, 700] (e^epsilon overflows beyond ~709)")

@@ -62,6 +62,8 @@ def add_parser(sub: Any) -> None:
                    "--counts, --csv)")
     c.add_argument("--column", default=None, help="column of --csv")
     c.add_argument("--delta", type=failure_probability, default=None, help="failure probability of the estimate")
+    c.add_argument("--bins", type=positive_int, default=None, metavar="K", help="number of bins k >= 2, with "
+                   "--alpha: checks alpha <= 1/k (every bin has probability >= alpha, so k * alpha <= 1)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_histogram)
 
@@ -174,11 +176,23 @@ def run_histogram(args: argparse.Namespace) -> int:
                        "no failure probability)")
     if args.column is not None and args.csv is None:
         raise CliError("argument --column: only with --csv")
+    if args.bins is not None and args.alpha is None:
+        raise CliError("argument --bins: only with --alpha (with --counts/--csv the data give the bins)")
+    if args.bins is not None and args.bins < 2:
+        raise CliError(f"argument --bins: a histogram has k >= 2 bins, got {args.bins}")
+    if args.bins is not None and args.alpha * args.bins > 1.0 + 1e-12:
+        raise CliError(f"argument --alpha: must be <= 1/k = {1.0 / args.bins:.6g} for --bins={args.bins} (k bins of "
+                       f"probability >= alpha sum to at least k * alpha), got {args.alpha:g}")
     if args.alpha is not None:
-        b = histogram_scale_for(args.epsilon, args.alpha)
+        try:
+            b = histogram_scale_for(args.epsilon, args.alpha, n_bins=args.bins)
+            dp_scale = histogram_dp_scale_for(args.epsilon)
+        except ValueError as exc:
+            raise CliError(f"argument --epsilon: {exc}") from None
         out = {"mechanism": "laplace histogram", "epsilon": args.epsilon, "alpha": args.alpha, "scale": b,
-               "epsilon_at_scale": _histogram_epsilon_at(b, args.alpha),
-               "dp_scale": histogram_dp_scale_for(args.epsilon)}
+               "epsilon_at_scale": _histogram_epsilon_at(b, args.alpha), "dp_scale": dp_scale}
+        if args.bins is not None:
+            out["n_bins"] = args.bins
         line = f"for epsilon-PML when every bin has probability >= alpha={args.alpha:g}"
     else:
         if args.counts is None and args.csv is None:
@@ -200,7 +214,10 @@ def run_histogram(args: argparse.Namespace) -> int:
         m = int(counts.sum())
         p_hat = counts_distribution(counts, allow_zero=True)
         radius = l1_radius(m, counts.size, args.delta)
-        g = histogram_guarantee_from_estimate(p_hat, radius, args.delta, epsilon=args.epsilon)
+        try:
+            g = histogram_guarantee_from_estimate(p_hat, radius, args.delta, epsilon=args.epsilon)
+        except ValueError as exc:
+            raise CliError(f"argument --epsilon: {exc}") from None
         b = g.scale
         out = {"mechanism": "laplace histogram", "epsilon": g.epsilon, "delta": g.delta, "alpha": g.alpha,
                "radius": g.radius, "m": m, "n_bins": g.n_bins, "scale": b,
@@ -221,6 +238,9 @@ def run_histogram(args: argparse.Namespace) -> int:
               f"<= epsilon = {args.epsilon:g} (histogram paper, Theorem 4)")
         return 0
     print(f"epsilon-DP scale 2/epsilon = {out['dp_scale']:.6g}  ->  {_less_noise(out['dp_scale'], b)}")
+    if args.alpha is not None and args.bins is None:
+        print("note: alpha must be <= 1/k for a histogram of k bins (k bins of probability >= alpha sum to 1); "
+              "pass --bins K to check it")
     return 0
 
 

@@ -29,10 +29,16 @@ Closed-form calibration (derivation)
 ------------------------------------
 Write eq. (1) as ``e^{−ε} = α + (1 − α)·e^{−2/b}``. For a target ``ε > 0``:
 
-    2/b = log(1 − α) − log(e^{−ε} − α) = −log1p(expm1(−ε) / (1 − α)),
-    b   = 2 / (log(1 − α) − log(e^{−ε} − α)),
+    2/b = log(1 − α) − log(e^{−ε} − α)
+        = ε + log(1 − α) − log(1 − α·e^{ε})                     (multiply e^{−ε} − α by e^{ε})
+        = ε − log1p(−u),   u = α·expm1(ε)/(1 − α) = 1 − (1 − α·e^{ε})/(1 − α) ∈ (0, 1),
+    b   = 2 / (2/b),
 
-valid for ``0 < ε < log(1/α)`` (then ``e^{−ε} − α > 0`` and the right-hand side is positive). ε_PML is
+valid for ``0 < ε < log(1/α)`` (then ``α·e^{ε} < 1``, so ``u < 1`` and 2/b > ε > 0). The last form adds two
+positive terms, so nothing cancels: it is accurate for tiny ε (``u ≈ αε/(1 − α)``, no ``log(1 − α)`` is
+subtracted from a nearby value) and, with ``1 − u`` computed in 60-digit decimal arithmetic when u > 1/2, for ε
+close to ``log(1/α)`` (the earlier ``−log1p(expm1(−ε)/(1 − α))`` lost ``e^{−ε}`` next to 1 when ``e^{−ε}`` is
+below the float resolution of 1, i.e. ε ≳ 32: it missed the target for small α). ε_PML is
 strictly decreasing in b, tends to 0 as b → ∞ and to ``log(1/α)`` as b → 0, so this b is the unique (and
 the largest-noise-free, i.e. the smallest) scale meeting the target. For ``ε ≥ log(1/α)`` **no noise is
 needed**: the exact histogram leaks at most ``log(1/p_c) ≤ log(1/α)`` about a record (the posterior of the
@@ -42,6 +48,7 @@ every ε > 0 is met without noise. The DP calibration is ``b = 2/ε`` for every 
 
 from __future__ import annotations
 
+import decimal
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +63,8 @@ from pml_design._validation import (
     check_radius,
     check_real,
 )
+
+from ._checks import _check_codes
 
 __all__ = [
     "HistogramGuarantee",
@@ -82,7 +91,8 @@ def _check_alpha(alpha: Any, n_bins: int | None, name: str = "alpha") -> float:
         k = check_positive_int(n_bins, "n_bins", minimum=2)
         upper, text = 1.0 / k, f"(0, 1/k] = (0, {1.0 / k:.6g}] for k = n_bins = {k}"
     else:
-        upper, text = 0.5, "(0, 1/2] (the smallest of k >= 2 bin probabilities is at most 1/k <= 1/2)"
+        upper, text = 0.5, ("(0, 1/2] (the smallest of k >= 2 bin probabilities is at most 1/k <= 1/2; pass n_bins "
+                            "to check alpha <= 1/k for your k)")
     if not (math.isfinite(a) and 0.0 < a <= upper * (1.0 + 1e-12)):
         raise ValueError(
             f"{name} must lie in {text} (a lower bound on every bin's probability), got {a!r}"
@@ -133,7 +143,9 @@ def histogram_pml_epsilon(scale: float, alpha: float, *, n_bins: int | None = No
     alpha : float
         Lower bound α on every bin probability, in ``(0, 1/k]``.
     n_bins : int, optional
-        Number of bins k; if given, α ≤ 1/k is enforced (otherwise α ≤ 1).
+        Number of bins k ≥ 2; if given, α ≤ 1/k is enforced. Otherwise only α ≤ 1/2 (the bound for k = 2) can
+        be checked: α ≤ 1/k is nevertheless required (every bin has probability ≥ α, and k of them sum to 1),
+        and an α above 1/k describes no distribution at all, so the bound it gives is meaningless.
 
     Returns
     -------
@@ -171,7 +183,8 @@ def histogram_pml_epsilon_relaxed(scale: float, alpha: float, *, n_bins: int | N
     alpha : float
         Lower bound α on every bin probability, in ``(0, 1/k]``.
     n_bins : int, optional
-        Number of bins k (enables the check α ≤ 1/k).
+        Number of bins k ≥ 2 (enables the check α ≤ 1/k; without it only α ≤ 1/2 is checked, although
+        α ≤ 1/k is required: k bins of probability ≥ α sum to 1).
 
     Returns
     -------
@@ -202,7 +215,7 @@ def histogram_pml_epsilon_composition(scale: float, alpha: float, n_bins: int) -
     alpha : float
         Lower bound α on every bin probability, in ``(0, 1/k]``.
     n_bins : int
-        Number of bins ``k ≥ 1``.
+        Number of bins ``k ≥ 2``.
 
     Returns
     -------
@@ -213,7 +226,7 @@ def histogram_pml_epsilon_composition(scale: float, alpha: float, n_bins: int) -
     -----
     Implements: pml-histogram-laplace, Section IV (composition of [10, Prop. 4.6] via [6, Lemma 1]).
     """
-    k = check_positive_int(n_bins, "n_bins")
+    k = check_positive_int(n_bins, "n_bins", minimum=2)
     b = _check_scale(scale)
     a = _check_alpha(alpha, k)
     return (k - 1) * ((1.0 - a) / b + a * a / (2.0 * b * b))
@@ -251,7 +264,8 @@ def histogram_noiseless_epsilon(alpha: float, *, n_bins: int | None = None) -> f
     alpha : float
         Lower bound α on every bin probability, in ``(0, 1/k]``.
     n_bins : int, optional
-        Number of bins k (enables the check α ≤ 1/k).
+        Number of bins k ≥ 2 (enables the check α ≤ 1/k; without it only α ≤ 1/2 is checked, although
+        α ≤ 1/k is required: k bins of probability ≥ α sum to 1).
 
     Returns
     -------
@@ -272,8 +286,9 @@ def histogram_noiseless_epsilon(alpha: float, *, n_bins: int | None = None) -> f
 def histogram_scale_for(epsilon: float, alpha: float, *, n_bins: int | None = None) -> float:
     """Smallest Laplace scale b whose PML bound (eq. (1)) equals the target ε, in closed form.
 
-    ``b = 2 / (log(1 − α) − log(e^{−ε} − α))`` for ``0 < ε < log(1/α)``; ``0.0`` (no noise needed) for
-    ``ε ≥ log(1/α)``.
+    ``2/b = ε + log(1 − α) − log(1 − α·e^{ε})`` for ``0 < ε < log(1/α)``; ``0.0`` (no noise needed) for
+    ``ε ≥ log(1/α)``. Evaluated without cancellation (module docstring): the returned b meets the target to
+    a few ulps at every ε and α, also for ε close to ``log(1/α)`` with α as small as 1e-300.
 
     Parameters
     ----------
@@ -282,7 +297,8 @@ def histogram_scale_for(epsilon: float, alpha: float, *, n_bins: int | None = No
     alpha : float
         Lower bound α on every bin probability, in ``(0, 1/k]``.
     n_bins : int, optional
-        Number of bins k (enables the check α ≤ 1/k).
+        Number of bins k ≥ 2 (enables the check α ≤ 1/k; without it only α ≤ 1/2 is checked, although
+        α ≤ 1/k is required: k bins of probability ≥ α sum to 1, and an α above 1/k gives too small a b).
 
     Returns
     -------
@@ -293,7 +309,8 @@ def histogram_scale_for(epsilon: float, alpha: float, *, n_bins: int | None = No
     Raises
     ------
     ValueError
-        If ε ≤ 0 or is not finite, or α is outside ``(0, 1/k]``.
+        If ε ≤ 0 or is not finite, α is outside ``(0, 1/k]``, or ε is so small that b overflows a float
+        (``b ≈ 2(1 − α)/ε > 1.8e308``).
 
     Notes
     -----
@@ -309,14 +326,25 @@ def histogram_scale_for(epsilon: float, alpha: float, *, n_bins: int | None = No
     """
     eps = check_epsilon(epsilon, "epsilon", positive=True)
     a = _check_alpha(alpha, n_bins)
-    if a >= 1.0 or eps >= -math.log(a):
+    if eps > -math.log(a) + 1e-9:  # clearly no noise needed (and e^ε may overflow below)
         return 0.0
-    # e^{-2/b} = (e^{-ε} − α)/(1 − α) = 1 + expm1(−ε)/(1 − α) ∈ (0, 1)
-    inner = math.expm1(-eps) / (1.0 - a)
-    if inner <= -1.0:  # rounding at ε ≈ log(1/α)
-        return 0.0
-    two_over_b = -math.log1p(inner)
-    return 2.0 / two_over_b
+    # Decide ε < log(1/α) ⇔ α·e^ε < 1 exactly enough (60 digits; Decimal's exp is correctly rounded).
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        x = decimal.Decimal(a) * decimal.Decimal(eps).exp()
+        if x >= 1:
+            return 0.0
+        one_minus_u = float((1 - x) / (1 - decimal.Decimal(a)))  # (1 − α e^ε)/(1 − α) ∈ (0, 1)
+    u = a * math.expm1(eps) / (1.0 - a)
+    # both terms positive: 2/b = ε − log(1 − u)
+    two_over_b = eps - (math.log1p(-u) if u <= 0.5 else math.log(one_minus_u))
+    b = 2.0 / two_over_b
+    if not math.isfinite(b):
+        raise ValueError(
+            f"epsilon={eps!r} is too small: the Laplace scale 2(1 - alpha)/epsilon overflows a float; use a larger "
+            "epsilon"
+        )
+    return b
 
 
 def histogram_dp_scale_for(epsilon: float) -> float:
@@ -332,12 +360,21 @@ def histogram_dp_scale_for(epsilon: float) -> float:
     float
         ``2/ε``.
 
+    Raises
+    ------
+    ValueError
+        If ε ≤ 0, is not finite, or is so small that ``2/ε`` overflows a float.
+
     Notes
     -----
     Implements: pml-histogram-laplace, Definition 3 with Δ₁ = 2 (Section III-B, ε_DP(b) = ε).
     """
     eps = check_epsilon(epsilon, "epsilon", positive=True)
-    return 2.0 / eps
+    b = 2.0 / eps
+    if not math.isfinite(b):
+        raise ValueError(f"epsilon={eps!r} is too small: the Laplace scale 2/epsilon overflows a float; use a larger "
+                         "epsilon")
+    return b
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -432,11 +469,11 @@ def histogram_guarantee_from_estimate(
     Parameters
     ----------
     estimate : array_like
-        Estimated bin distribution P̂ (length k).
+        Estimated bin distribution P̂ (length k ≥ 2: a one-bin histogram releases only the record count).
     radius : float
         ℓ1 radius β ≥ 0 of the confidence ball.
     delta : float
-        Its failure probability, in (0, 1].
+        Its failure probability, in (0, 1) (δ = 1 would make the statement vacuous).
     scale : float, optional
         Laplace scale b > 0 to analyse.
     epsilon : float, optional
@@ -446,6 +483,12 @@ def histogram_guarantee_from_estimate(
     -------
     HistogramGuarantee
 
+    Raises
+    ------
+    ValueError
+        If ``estimate`` is not a probability vector of length ≥ 2, β < 0, δ ∉ (0, 1), not exactly one of
+        ``scale`` / ``epsilon`` is given, or either is out of range.
+
     Notes
     -----
     Implements: pml-histogram-laplace, Theorem 4, eq. (1), with α from :func:`alpha_from_estimate`
@@ -454,6 +497,11 @@ def histogram_guarantee_from_estimate(
     the statement does not account for: estimate α on a disjoint or public sample.
     """
     p = check_probability_vector(estimate, "estimate")
+    if p.shape[0] < 2:
+        raise ValueError(
+            f"estimate must hold the probabilities of k >= 2 bins, got length {p.shape[0]} (a one-bin histogram "
+            "releases only the record count; Theorem 4 needs k >= 2)"
+        )
     beta = check_radius(radius, "radius")
     d = check_delta(delta, "delta")
     if (scale is None) == (epsilon is None):
@@ -466,8 +514,8 @@ def histogram_guarantee_from_estimate(
         eps = _eps_pml(b, alpha)
     else:
         eps = check_epsilon(epsilon, "epsilon", positive=True)
-        dp_scale = 2.0 / eps
-        b = dp_scale if alpha <= 0.0 else histogram_scale_for(eps, alpha)
+        dp_scale = histogram_dp_scale_for(eps)
+        b = histogram_dp_scale_for(eps) if alpha <= 0.0 else histogram_scale_for(eps, alpha, n_bins=k)
     dp_eps = math.inf if b == 0.0 else (0.0 if math.isinf(b) else 2.0 / b)
     return HistogramGuarantee(
         epsilon=float(eps),
@@ -504,7 +552,7 @@ def histogram_guarantee_from_samples(
     n_bins : int
         Number of bins k ≥ 2.
     delta : float
-        Failure probability in (0, 1].
+        Failure probability in (0, 1).
     scale, epsilon : float, optional
         Exactly one: the scale to analyse or the ε to calibrate for.
 
@@ -525,27 +573,3 @@ def histogram_guarantee_from_samples(
     estimate = empirical_distribution(codes, k, allow_zero=True)
     beta = l1_radius(int(codes.shape[0]), k, d)
     return histogram_guarantee_from_estimate(estimate, beta, d, scale=scale, epsilon=epsilon)
-
-
-def _check_codes(values: Any, n_bins: int, name: str) -> np.ndarray:
-    """1-D non-empty integer codes in ``0..n_bins−1`` (shared with :mod:`pml_design.histogram.release`)."""
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must hold integer bin codes, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must hold integer bin codes, got non-integer values")
-        arr = arr.astype(np.int64)
-    bad = (arr < 0) | (arr >= n_bins)
-    if np.any(bad):
-        first = arr[np.flatnonzero(bad)[0]]
-        raise ValueError(
-            f"{name} holds values outside the declared bins 0..{n_bins - 1}: {int(np.sum(bad))} value(s), "
-            f"first {int(first)}"
-        )
-    return arr.astype(np.int64, copy=False)
-
