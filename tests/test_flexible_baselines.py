@@ -18,6 +18,7 @@ from pml_design.flexible import (
     propose_test_release,
     smooth_sensitivity_mechanism,
     stability_histogram,
+    stability_threshold,
 )
 
 
@@ -110,8 +111,12 @@ def test_stability_histogram_new_bar_released_with_probability_delta():
     Y = stability_histogram(x, eps, delta, n_runs=200000, rng=3)
     assert np.all(Y[:, 1] == 0)
     p_new = (Y[:, 0] > 0).mean()
-    assert p_new == pytest.approx(delta, rel=0.08)  # Pr[1 + Lap(1/ε) > T] = δ exactly
-    assert p_new < 1.3 * delta
+    # discrete Laplace: Pr[1 + Z >= k*] = e^{-ε(k*-1)}/(1 + e^{-ε}) <= δ (the integer threshold, k* = 10 here)
+    k_star = stability_threshold(eps, delta)
+    exact = np.exp(-eps * (k_star - 1)) / (1 + np.exp(-eps))
+    assert exact <= delta < np.exp(-eps * (k_star - 2)) / (1 + np.exp(-eps))
+    assert p_new == pytest.approx(exact, rel=0.08)
+    assert p_new < 1.1 * delta
 
 
 def test_choosing_histogram_shape_and_selection():

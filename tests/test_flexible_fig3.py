@@ -3,7 +3,8 @@
 * Experiment (1): the choosing-based baseline is gated shut at small ε (nothing is released, the statistic is
   a uniform index), so its max error equals the closed form E|U - max(x)|/B, and it does not beat New.
 * Experiments (5)-(6): for the mode, New and the stability histogram both reduce to argmax(x + i.i.d.
-  Lap(1/ε)) up to a common shift, rounding and events of probability ~δ: their exact mode laws coincide.
+  Lap(1/ε)) up to a common shift, rounding and events of probability ~δ: their exact mode laws coincide.  The
+  stability histogram samples discrete Laplace noise (its exact law is computed with ties to the left).
 """
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from scipy import integrate, stats
 
 from benchmarks.fig_flexible_fig3 import DELTA, run_experiment
-from pml_design.flexible import evaluate_statistic, q_for_delta, stability_histogram, stlap_with_q
+from pml_design.flexible import evaluate_statistic, q_for_delta, stability_histogram, stability_threshold, stlap_with_q
 
 
 def test_exp1_choosing_is_the_uniform_fallback_at_small_eps_and_does_not_beat_new():
@@ -60,12 +61,40 @@ def _mode_law_stability(x, eps, delta, scale=None):
     return law
 
 
+def _mode_law_stability_discrete(x, eps, delta):
+    """Exact law of mode(stability histogram) as sampled: x_j + Z_j, Z_j discrete Laplace, kept if >= k*.
+
+    Ties go to the left-most bar (the library's mode), as in :func:`_mode_law_new`.
+    """
+    r, k = np.exp(-eps), stability_threshold(eps, delta)
+    v = np.arange(0, x.max() + int(60 / eps))                               # tail beyond: < e^{-60}
+
+    def cdf_z(z):  # Pr[Z <= z]
+        z = np.asarray(z, dtype=float)
+        return np.where(z >= 0, 1 - r ** (np.maximum(z, 0) + 1) / (1 + r), r ** np.abs(np.minimum(z, 0)) / (1 + r))
+
+    def cdf(j):  # Pr[released y_j <= v]: 0 below the threshold, x_j + Z_j above
+        if x[j] == 0:
+            return np.ones(v.size)
+        return np.where(v < k, cdf_z(k - 1 - x[j]), cdf_z(v - x[j]))
+
+    F = np.array([cdf(j) for j in range(x.size)])
+    pmf = np.diff(np.concatenate([np.zeros((x.size, 1)), F], axis=1), axis=1)
+    law = np.zeros(x.size)
+    for i in range(x.size):
+        below = np.prod(F[:i, :-1], axis=0) if i else np.ones(v.size - 1)
+        above = np.prod(F[i + 1:, 1:], axis=0) if i + 1 < x.size else np.ones(v.size - 1)
+        law[i] = np.sum(pmf[i, 1:] * below * above)
+    return law
+
+
 @pytest.mark.parametrize("eps", [0.2, 1.0])
 def test_mode_new_and_stability_have_the_same_law(eps):
     # a 12-bar instance of experiment (6)'s shape: steps 130, 200, 185, 190, 130
     x = np.array([130, 131, 200, 198, 185, 186, 190, 191, 188, 130, 128, 0])
     q = q_for_delta(eps, DELTA)
-    p_new, p_stab = _mode_law_new(x, q, eps), _mode_law_stability(x, eps, DELTA)
+    p_new, p_stab = _mode_law_new(x, q, eps), _mode_law_stability_discrete(x, eps, DELTA)
+    # integer noise: ties go to the left-most bar, like New's (the continuous law splits them)
     assert p_new.sum() == pytest.approx(1, abs=1e-6) and p_stab.sum() == pytest.approx(1, abs=1e-6)
     f = evaluate_statistic(x, "mode")
     err = lambda p: float(p @ np.abs(np.arange(x.size) - f))  # noqa: E731

@@ -5,6 +5,7 @@ Module map
 noise        shifted-truncated Laplace π_q: density, CDF, exact sampler (Sec. 5.1, Alg. 1)
 boolean      "is the set empty?" mechanism, eq. (9), Pareto frontier + LP check (Sec. 5.1)
 mechanisms   STLap (Alg. 1), bucketing (Alg. 2, 4), BucketHist (Alg. 3, 5)
+release      the release objects: what may be published (``publishable()``), what is private accounting
 accounting   paper formulas (Thm 3, Lemmas 9-10, Cor. 1, Thm 4) and proven bounds for what runs
 pld          exact δ(ε) of STLap for concrete neighbouring inputs (privacy-loss distributions)
 distances    W^∞_γ (Def. 1), W_θ (Def. 7), ∂_drop, ∂_move, ∂^η_drmv, d_hist, d_supp, accuracy checks

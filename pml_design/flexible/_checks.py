@@ -1,28 +1,164 @@
-"""Argument checks specific to histograms (built on :mod:`pml_design._validation`)."""
+"""Argument checks specific to histograms (built on :mod:`pml_design._validation`).
+
+Histograms and points are the *protected data* of this package.  The checks here therefore never echo a value,
+a count of bad entries, or a position of the data in a message (nor chain numpy's own message, which may quote
+a value): they name the argument and what is wrong, and only public facts (the number of dimensions, the dtype,
+a documented limit).  Counts stay integer end to end: integer input is kept exactly (up to :data:`MAX_COUNT`),
+float input is accepted only where float64 represents every integer exactly (up to :data:`MAX_FLOAT_COUNT`).
+"""
 
 from __future__ import annotations
 
+import numbers
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from pml_design._validation import check_finite_array, check_real, fmt
+from pml_design._validation import check_real
+
+#: Largest count, and largest total |x|, handled exactly (int64 with one bit of headroom for sums).
+MAX_COUNT: int = 2**62
+#: Largest integral float accepted as a count: above it float64 no longer represents every integer.
+MAX_FLOAT_COUNT: int = 2**53
+#: Largest number of buckets (or bars) a bucketing may allocate (2**26 int64 counts = 512 MiB).
+MAX_BUCKETS: int = 2**26
+
+
+def _numeric(value: Any, name: str) -> np.ndarray:
+    """``numpy.asarray(value)`` for an array of numbers; refuses text, booleans and ragged input without values."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got text")
+    if isinstance(value, (list, tuple)):
+        try:
+            raw = np.asarray(value, dtype=object)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a rectangular array of numbers") from None
+        flat = raw.ravel()
+        if any(isinstance(v, (str, bytes)) for v in flat):
+            raise TypeError(f"{name} must be an array of numbers, got text")
+        if any(isinstance(v, (bool, np.bool_)) for v in flat):
+            raise TypeError(f"{name} must be an array of numbers, got booleans (True/False are not counts)")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a rectangular array of numbers") from None
+    kind = arr.dtype.kind
+    if kind == "b":
+        raise TypeError(f"{name} must be an array of numbers, got booleans (True/False are not counts)")
+    if kind in "USaV":
+        raise TypeError(f"{name} must be an array of numbers, got an array of dtype {arr.dtype.str}")
+    if kind == "c":
+        raise TypeError(f"{name} must be an array of real numbers, got complex numbers")
+    if kind == "O":
+        flat = arr.ravel()
+        if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in flat):
+            raise TypeError(f"{name} must be an array of numbers")
+        if flat.size and all(isinstance(v, numbers.Integral) for v in flat):
+            return arr  # Python integers beyond int64: the callers refuse them with their own message
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{name} must be an array of real numbers") from None
+    elif kind not in "iuf":
+        raise TypeError(f"{name} must be an array of real numbers, got an array of dtype {arr.dtype.str}")
+    return arr
+
+
+def _check_shape(arr: np.ndarray, name: str, ndim: int | None, what: str) -> None:
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got {arr.ndim} dimension(s)")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty (at least one {what})")
+
+
+def check_real_array(value: Any, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
+    """A non-empty float array, finite (or not NaN with ``allow_inf``); messages never quote a value."""
+    arr = _numeric(value, name)
+    if arr.dtype.kind == "O":
+        raise ValueError(f"{name} has integers too large for float64")
+    arr = arr.astype(float)
+    _check_shape(arr, name, ndim, "value")
+    if np.any(np.isnan(arr)) or not (allow_inf or np.all(np.isfinite(arr))):
+        raise ValueError(f"{name} must contain only {'non-NaN' if allow_inf else 'finite'} values")
+    return arr
 
 
 def check_histogram(value: Any, name: str = "x", *, ndim: int | None = 1) -> np.ndarray:
-    """Validate a histogram: a non-empty array of non-negative integer counts; returns ``int64``.
+    """Validate a histogram: a non-empty array of non-negative integer counts; returns ``int64``, exactly.
 
-    An all-zero histogram (no items) is accepted; an array with no bars is not.
+    An all-zero histogram (no items) is accepted; an array with no bars is not.  Integer input is kept exact
+    (each count and the total at most :data:`MAX_COUNT` = 2**62); float input must be integral and at most
+    :data:`MAX_FLOAT_COUNT` = 2**53 (above it float64 has already rounded the counts); booleans are refused.
+    Messages never quote a count.
     """
-    arr = check_finite_array(value, name, ndim=ndim)
+    arr = _numeric(value, name)
+    if arr.dtype.kind == "O":  # Python integers outside int64
+        _check_shape(arr, name, ndim, "bar")
+        if any(v < 0 for v in arr.ravel()):
+            raise ValueError(f"{name} must have non-negative counts")
+        raise ValueError(f"{name} has counts above the exact limit 2**62 of this package")
+    _check_shape(arr, name, ndim, "bar")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must contain only finite counts")
+        if np.any(arr < 0):
+            raise ValueError(f"{name} must have non-negative counts")
+        if np.any(arr != np.floor(arr)):
+            raise ValueError(f"{name} must have integer counts (whole numbers)")
+        if arr.max() > MAX_FLOAT_COUNT:
+            raise ValueError(f"{name} has float counts above 2**53, which float64 cannot represent exactly; "
+                             "pass the counts as integers (an int64 array or Python ints)")
+    else:
+        if arr.dtype.kind == "i" and np.any(arr < 0):
+            raise ValueError(f"{name} must have non-negative counts")
+        if arr.max() > MAX_COUNT:
+            raise ValueError(f"{name} has counts above the exact limit 2**62 of this package")
+    out = arr.astype(np.int64)
+    if float(out.sum(dtype=np.float64)) > MAX_COUNT:  # the exact int64 sum is then < 2**63: no overflow
+        raise ValueError(f"{name} has more than 2**62 items in total, beyond what this package handles exactly")
+    return out
+
+
+def check_mass_vector(value: Any, name: str) -> tuple[np.ndarray, list[int] | None]:
+    """Masses of a distribution or histogram: (float masses, exact Python-int masses or None).
+
+    The exact integers are returned for integer input and for integral float input up to 2**53; the float
+    array is the same masses as float64.  Refuses negative, non-finite, all-zero input without quoting values.
+    """
+    arr = _numeric(value, name)
+    _check_shape(arr, name, 1, "bar")
+    if arr.dtype.kind == "O" or arr.dtype.kind in "iu":
+        ints = [int(v) for v in arr.tolist()]
+        if any(v < 0 for v in ints):
+            raise ValueError(f"{name} must be non-negative")
+        if sum(ints) <= 0:
+            raise ValueError(f"{name} must have positive total mass (an empty histogram has no distribution)")
+        return np.array([float(v) for v in ints]), ints
+    arr = arr.astype(float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must have non-negative counts, got minimum {arr.min()!r}")
-    if np.any(arr != np.floor(arr)):
-        bad = arr[arr != np.floor(arr)].ravel()[0]
-        raise ValueError(f"{name} must have integer counts, got non-integer value {bad!r}")
-    if arr.max(initial=0) > 2**62:
-        raise ValueError(f"{name} has counts too large to handle exactly: {fmt(arr.max())}")
-    return arr.astype(np.int64)
+        raise ValueError(f"{name} must be non-negative")
+    if not arr.sum() > 0:
+        raise ValueError(f"{name} must have positive total mass (an empty histogram has no distribution)")
+    exact = bool(np.all(arr == np.floor(arr)) and arr.max() <= MAX_FLOAT_COUNT)
+    return arr, ([int(v) for v in arr.tolist()] if exact else None)
+
+
+def exact_fraction(value: Any) -> Fraction:
+    """γ as an exact rational: ints and Fractions as given, a float as its shortest decimal (0.3 is 3/10)."""
+    if isinstance(value, (Fraction, numbers.Integral)) and not isinstance(value, (bool, np.bool_)):
+        return Fraction(value)
+    return Fraction(repr(float(value)))
+
+
+def check_n_buckets(n: float, name: str) -> float:
+    """Refuse a bucketing of more than :data:`MAX_BUCKETS` buckets before allocating anything."""
+    if n > MAX_BUCKETS:
+        raise ValueError(f"{name} gives {n:.4g} buckets, more than the limit {MAX_BUCKETS} (2**26) of this "
+                         f"package; use fewer buckets (a wider bucket / larger beta, or a smaller range)")
+    return n
 
 
 def check_unit_interval(value: Any, name: str, *, open_left: bool = False, open_right: bool = False) -> float:

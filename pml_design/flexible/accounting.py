@@ -49,7 +49,8 @@ class PrivacyGuarantee:
     Attributes
     ----------
     epsilon, delta : float
-        The guarantee.
+        The guarantee.  Data-dependent (and then PRIVATE) when it was computed at the input's own size, as the
+        relative-q guarantee of ``stlap_release`` / ``bucket_hist`` is.
     statement : str
         The scope under which it holds (e.g. "all neighbour pairs whose smaller input has >= n items").
     source : str
@@ -112,7 +113,9 @@ def q_for_delta(epsilon: float, delta: float) -> float:
     d = check_real(delta, "delta")
     if not (0 < d < 1):
         raise ValueError(f"delta must lie in (0, 1), got {d!r}")
-    return float(2.0 / eps * np.log1p(np.expm1(eps) / (2.0 * d)))
+    # q = (2/ε) log(1 + e^L), L = log(e^ε - 1) - log(2δ): log-space, so a tiny δ (1e-320) gives a finite q
+    big_l = float(log_expm1(eps)) - np.log(2.0) - np.log(d)
+    return float(2.0 / eps * np.logaddexp(0.0, big_l))
 
 
 def paper_lemma9_min_n(epsilon: float, tau: float, nu: float = 0.0) -> float:
@@ -353,9 +356,11 @@ def guarantee_fixed_q(epsilon: float, q: float) -> PrivacyGuarantee:
     -----
     Implements: :func:`fixed_q_delta` (corrected Theorem 3 / Theorem 4 of Bansal et al., AISTATS 2022).
     """
+    eps = check_epsilon(epsilon, positive=True)
+    delta = fixed_q_delta(eps, q)
     return PrivacyGuarantee(
-        epsilon=float(epsilon),
-        delta=fixed_q_delta(epsilon, q),
+        epsilon=eps,
+        delta=delta,
         statement="all add/remove-one neighbour pairs, any size and support (q fixed and public)",
         source="fixed-q STLap: delta = F_q(-q+1), exact for the unrounded mechanism",
     )
@@ -383,6 +388,10 @@ def guarantee_relative_q(epsilon: float, tau: float, n_min: int, support_bound: 
     -------
     PrivacyGuarantee
         The (ε', δ') of :func:`relative_q_bound` at N = ``n_min``, K = ``support_bound - 1``, with its scope.
+        Its ``statement`` names ``n_min``, and ε', δ' are strictly monotone in it: when ``n_min`` is computed
+        from the data (``stlap_release`` and ``bucket_hist`` use |x| - 1) the whole object is PRIVATE and must
+        not be published.  Publish only a guarantee computed at a public N chosen without looking at the data
+        (``release.publishable(n_min_public=N)``).
 
     Notes
     -----

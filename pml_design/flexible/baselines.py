@@ -11,7 +11,7 @@ exponential_mechanism        Pr[r] ∝ exp(-ε |f(x) - r| / (2Δ)), Δ = B-1 (Mc
 propose_test_release         d(x) + Lap(1/ε) > ln(1/δ)/ε ? f(x) : uniform (Dwork-Lei)     (ε, δ)-DP
 smooth_sensitivity           f(x) + (2S(x)/ε) Lap(1), S = (B-1) e^{-b d(x)},               (ε, δ)-DP
                              b = ε/(2 ln(2/δ)) (Nissim-Raskhodnikova-Smith)
-stability_histogram          non-empty bars + Lap(1/ε), kept if > 1 + ln(1/(2δ))/ε (BNS19)  (ε, δ)-DP
+stability_histogram          non-empty bars + discrete Lap(ε), kept if >= k* (BNS19)         (ε, δ)-DP
 choosing_mechanism           best + Lap(2/ε) >= t ? exponential mechanism (score = height)  (ε, δ)-DP
                              over the NON-EMPTY bars : ⊥  (Beimel-Nissim-Stemmer 2016)
 choosing_histogram           J choosing rounds without repetition (ε/2J, δ/J each), then  (ε, δ)-DP
@@ -39,6 +39,7 @@ import numpy as np
 
 from pml_design._validation import as_generator, check_delta, check_epsilon, check_positive_int, fmt
 from pml_design.flexible._checks import check_histogram
+from pml_design.priors import dp_release_counts
 from pml_design.flexible.statistics import UNDEFINED, evaluate_statistic
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "propose_test_release",
     "smooth_sensitivity_mechanism",
     "stability_histogram",
+    "stability_threshold",
     "choosing_histogram",
     "choosing_mechanism",
     "choosing_threshold",
@@ -242,11 +244,55 @@ def smooth_sensitivity_mechanism(x: Any, statistic: Stat, epsilon: float, delta:
     return np.clip(np.floor(out + 0.5), 0, B - 1).astype(np.int64)
 
 
-def stability_histogram(x: Any, epsilon: float, delta: float, *, n_runs: int = 1, rng: Any = None) -> np.ndarray:
-    """Stability-based sanitized histogram: ỹ(g) = x(g) + Lap(1/ε) on supp(x), kept iff ỹ > 1 + ln(1/(2δ))/ε.
+def stability_threshold(epsilon: float, delta: float) -> int:
+    """Integer release threshold k* of :func:`stability_histogram`: a noisy count is kept iff it is >= k*.
 
-    Privacy (add/remove-one): a bar present in both inputs is ε-DP (Laplace, sensitivity 1); a bar
-    present in one input only is released with probability Pr[1 + Lap(1/ε) > T] = δ; so (ε, δ)-DP.
+    k* = 1 + m with m the least integer >= 0 such that Pr[Z >= m] = e^{-εm}/(1 + e^{-ε}) <= δ for the
+    discrete Laplace Z (P(Z = z) ∝ e^{-ε|z|}): a bar with one item, absent from the neighbour, is then released
+    with probability <= δ.  This is the integer counterpart of the continuous threshold 1 + ln(1/(2δ))/ε.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ (0, 1).
+
+    Returns
+    -------
+    int
+        k* >= 1.
+
+    Notes
+    -----
+    Implements: the threshold of the stability-based histogram (Bun-Nissim-Stemmer 2019; Vadhan 2017,
+    Thm 3.5; Bansal et al. (AISTATS 2022), App. L.2), re-derived for discrete Laplace noise on integer counts
+    under add/remove-one neighbours.
+    """
+    eps = check_epsilon(epsilon, positive=True)
+    d = check_delta(delta)
+    log_tail = lambda m: -eps * m - np.log1p(np.exp(-eps))  # noqa: E731  log Pr[Z >= m], m >= 0
+    m = max(0, int(np.ceil((-np.log(d) - np.log1p(np.exp(-eps))) / eps)))
+    while m > 0 and log_tail(m - 1) <= np.log(d):  # guard the ceiling against rounding, both ways
+        m -= 1
+    while log_tail(m) > np.log(d):
+        m += 1
+    return 1 + m
+
+
+def stability_histogram(x: Any, epsilon: float, delta: float, *, n_runs: int = 1, rng: Any = None) -> np.ndarray:
+    """Stability-based sanitized histogram: ỹ(g) = x(g) + Z_g on supp(x), Z_g discrete Laplace, kept iff ỹ >= k*.
+
+    The noise is the exact discrete Laplace sampler of :func:`pml_design.priors.dp_release_counts`
+    (P(Z = z) ∝ e^{-ε|z|}; OpenDP's exact integer sampler when ``rng`` is None), never floating-point Laplace,
+    whose low-order bits can rule out neighbours (Mironov 2012).  k* = :func:`stability_threshold`.
+
+    Privacy (add/remove-one, counts are integers): a bar present in both inputs differs by at most 1, and the
+    discrete Laplace law has the same likelihood ratio e^{ε|shift|} on the integers as Lap(1/ε) on the reals,
+    so its noisy count is ε-DP; keeping it or not (ỹ >= k*) is post-processing.  A bar present in one input
+    only (one item) is released with probability Pr[1 + Z >= k*] = e^{-ε(k*-1)}/(1 + e^{-ε}) <= δ.  Hence
+    (ε, δ)-DP.  The continuous threshold 1 + ln(1/(2δ))/ε would NOT do on integers (its δ can be up to
+    2/(1 + e^{-ε}) times too large), so the threshold is re-derived for the discrete tail.
 
     Parameters
     ----------
@@ -259,25 +305,32 @@ def stability_histogram(x: Any, epsilon: float, delta: float, *, n_runs: int = 1
     n_runs : int, default 1
         Number of independent sanitised histograms.
     rng : numpy.random.Generator, int or None
-        Randomness (see :func:`~pml_design._validation.as_generator`).
+        None (the default; what a release must use): OpenDP's exact sampler with OS randomness.  A seed or
+        Generator gives reproducible noise (difference of two geometric variables) for tests and simulations
+        only: whoever knows the seed can remove the noise.
 
     Returns
     -------
-    numpy.ndarray, shape (n_runs, B)
+    numpy.ndarray of int64, shape (n_runs, B)
+        The kept noisy counts, 0 elsewhere.
 
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), App. L.2 (Stability-Based Sanitized Histogram,
-    Bun-Nissim-Stemmer 2019 / Vadhan 2017 Thm 3.5, add/remove form).
+    Bun-Nissim-Stemmer 2019 / Vadhan 2017 Thm 3.5, add/remove form), with discrete Laplace noise (Ghosh,
+    Roughgarden, Sundararajan 2009) and the threshold re-derived for it.
     """
     xv = check_histogram(x, "x")
     eps = check_epsilon(epsilon, positive=True)
-    d = check_delta(delta)
+    k_star = stability_threshold(eps, delta)
     n_runs = check_positive_int(n_runs, "n_runs")
-    gen = as_generator(rng)
-    T = 1.0 + np.log(1.0 / (2.0 * d)) / eps
-    noisy = xv[None, :] + gen.laplace(0.0, 1.0 / eps, size=(n_runs, xv.size))
-    return np.where((xv[None, :] > 0) & (noisy > T), noisy, 0.0)
+    gen = None if rng is None else as_generator(rng)
+    supp = np.flatnonzero(xv)
+    out = np.zeros((n_runs, xv.size), dtype=np.int64)
+    if supp.size:
+        noisy = dp_release_counts(np.tile(xv[supp], n_runs), eps, rng=gen).reshape(n_runs, supp.size)
+        out[:, supp] = np.where(noisy >= k_star, noisy, 0)
+    return out
 
 
 def choosing_threshold(epsilon: float, delta: float) -> float:
@@ -392,7 +445,8 @@ def choosing_histogram(x: Any, epsilon: float, delta: float, *, n_rounds: int = 
     then Laplace noise on the chosen counts; (ε, δ)-DP under add/remove-one neighbours.
 
     Budget (basic composition): each of the J rounds runs :func:`choosing_mechanism` with (ε/(2J), δ/J)
-    and excludes the bars chosen before; the chosen counts get Lap(2/ε) (one count changes between
+    and excludes the bars chosen before; the chosen counts get discrete Laplace noise of scale 2/ε (the exact
+    sampler of :func:`pml_design.priors.dp_release_counts`; one count changes between
     neighbours, ε/2).  Bars that are never chosen, and chosen bars whose noisy count is <= 0, are 0.
 
     Parameters
@@ -410,9 +464,9 @@ def choosing_histogram(x: Any, epsilon: float, delta: float, *, n_rounds: int = 
 
     Returns
     -------
-    numpy.ndarray, shape (n_runs, B)
-        Noisy counts (clipped at 0) on the chosen bars, 0 elsewhere.  Only non-empty bars of x can be
-        non-zero.
+    numpy.ndarray of int64, shape (n_runs, B)
+        Noisy integer counts (clipped at 0) on the chosen bars, 0 elsewhere.  Only non-empty bars of x can be
+        non-zero.  ``rng=None`` draws the count noise with OpenDP's exact sampler; a seed is for simulations.
 
     Notes
     -----
@@ -435,5 +489,7 @@ def choosing_histogram(x: Any, epsilon: float, delta: float, *, n_rounds: int = 
         g = _choose(xv, chosen, e_round, t, gen)
         ok = g != UNDEFINED
         chosen[rows[ok], g[ok]] = True
-    noisy = xv[None, :] + gen.laplace(0.0, 2.0 / eps, size=chosen.shape)
-    return np.where(chosen, np.maximum(0.0, noisy), 0.0)
+    # discrete Laplace of scale 2/ε on the integer counts (exact sampler of priors.dp_release_counts; OpenDP when
+    # rng is None): ε/2-DP per chosen count like Lap(2/ε), without floating-point Laplace (Mironov 2012)
+    noisy = dp_release_counts(np.tile(xv, n_runs), eps / 2.0, rng=None if rng is None else gen)
+    return np.where(chosen, np.maximum(0, noisy.reshape(chosen.shape)), 0)

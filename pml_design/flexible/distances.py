@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from pml_design._validation import check_finite_array, check_positive_real, check_real
-from pml_design.flexible._checks import check_histogram, check_unit_interval
+from pml_design._validation import check_positive_real, check_real
+from pml_design.flexible._checks import (check_histogram, check_mass_vector, check_real_array, check_unit_interval,
+                                         exact_fraction)
 
 __all__ = [
     "lossy_winf",
@@ -37,16 +38,28 @@ __all__ = [
     "check_accuracy",
 ]
 
-_REL_TOL = 1e-12
+_REL_TOL = 1e-12  # float masses only; integer masses are compared exactly
 
 
 def _mass_vector(v: Any, name: str) -> np.ndarray:
-    a = check_finite_array(v, name, ndim=1)
-    if np.any(a < 0):
-        raise ValueError(f"{name} must be non-negative, got minimum {a.min()!r}")
-    if a.sum() <= 0:
-        raise ValueError(f"{name} must have positive total mass (an empty histogram has no distribution)")
-    return a
+    return check_mass_vector(v, name)[0]
+
+
+def _coupling_masses(p: tuple, q: tuple, sp: np.ndarray, sq: np.ndarray, gamma: Any) -> tuple:
+    """(pm, qm, target) on the supports: exact Python ints and an exact integer target when both are integral.
+
+    With integers, m*(r) >= (1-γ)|p||q| is decided as m*(r) >= ceil((1-γ)|p||q|) with γ an exact rational
+    (:func:`~pml_design.flexible._checks.exact_fraction`), so no rounding can flip the answer at any magnitude.
+    """
+    (pf, pi), (qf, qi) = p, q
+    if pi is not None and qi is not None:
+        P, Q = [pi[i] for i in sp], [qi[i] for i in sq]
+        tp, tq = sum(P), sum(Q)
+        keep = (1 - exact_fraction(gamma)) * (tp * tq)
+        target = -((-keep.numerator) // keep.denominator)  # exact ceiling
+        return np.array([v * tq for v in P], dtype=object), np.array([v * tp for v in Q], dtype=object), target
+    ps, qs = pf[sp], qf[sq]
+    return ps / ps.sum(), qs / qs.sum(), (1.0 - float(gamma)) * (1.0 - _REL_TOL)
 
 
 def matched_mass_1d(xs: np.ndarray, p: np.ndarray, ys: np.ndarray, q: np.ndarray, r: float) -> float:
@@ -99,10 +112,6 @@ def matched_mass_1d(xs: np.ndarray, p: np.ndarray, ys: np.ndarray, q: np.ndarray
     return tot
 
 
-def _integral(a: np.ndarray) -> bool:
-    return bool(np.all(a == np.floor(a)) and a.max() < 2**52)
-
-
 def lossy_winf_1d(xs: Any, p: Any, ys: Any, q: Any, gamma: float = 0.0) -> float:
     """γ-lossy ∞-Wasserstein distance between two discrete distributions on the real line.
 
@@ -112,8 +121,8 @@ def lossy_winf_1d(xs: Any, p: Any, ys: Any, q: Any, gamma: float = 0.0) -> float
         Atom positions (any order; sorted internally).
     p, q : array_like
         Non-negative masses (normalised internally; integer masses are handled in exact arithmetic).
-    gamma : float
-        Loss γ in [0, 1].
+    gamma : float or fractions.Fraction
+        Loss γ in [0, 1], read exactly as in :func:`lossy_winf` when the masses are integers.
 
     Returns
     -------
@@ -124,29 +133,19 @@ def lossy_winf_1d(xs: Any, p: Any, ys: Any, q: Any, gamma: float = 0.0) -> float
     -----
     Implements: Bansal et al. (AISTATS 2022), Definition 1, eq. (1), on (R, |·|).
     """
-    gamma = check_unit_interval(gamma, "gamma")
-    xs = check_finite_array(xs, "xs", ndim=1)
-    ys = check_finite_array(ys, "ys", ndim=1)
-    p = _mass_vector(p, "p")
-    q = _mass_vector(q, "q")
-    if xs.shape != p.shape or ys.shape != q.shape:
-        raise ValueError(f"positions and masses must match: xs {xs.shape} vs p {p.shape}, ys {ys.shape} vs q {q.shape}")
+    gamma_in, gamma = gamma, check_unit_interval(gamma, "gamma")
+    xs = check_real_array(xs, "xs", ndim=1)
+    ys = check_real_array(ys, "ys", ndim=1)
+    pm_, qm_ = check_mass_vector(p, "p"), check_mass_vector(q, "q")
+    if xs.shape != pm_[0].shape or ys.shape != qm_[0].shape:
+        raise ValueError(f"positions and masses must match: xs {xs.shape} vs p {pm_[0].shape}, "
+                         f"ys {ys.shape} vs q {qm_[0].shape}")
     if gamma >= 1:
         return 0.0
-    sp, sq = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
+    sp, sq = np.flatnonzero(pm_[0] > 0), np.flatnonzero(qm_[0] > 0)
     ox, oy = np.argsort(xs[sp], kind="stable"), np.argsort(ys[sq], kind="stable")
-    xs_s, p_s = xs[sp][ox], p[sp][ox]
-    ys_s, q_s = ys[sq][oy], q[sq][oy]
-    if _integral(p_s) and _integral(q_s):
-        P_i = [int(v) for v in p_s]
-        Q_i = [int(v) for v in q_s]
-        tp, tq = sum(P_i), sum(Q_i)
-        pm = np.array([v * tq for v in P_i], dtype=object)
-        qm = np.array([v * tp for v in Q_i], dtype=object)
-        total = tp * tq
-    else:
-        pm, qm, total = p_s / p_s.sum(), q_s / q_s.sum(), 1.0
-    target = (1.0 - gamma) * total * (1.0 - _REL_TOL)
+    xs_s, ys_s = xs[sp][ox], ys[sq][oy]
+    pm, qm, target = _coupling_masses(pm_, qm_, sp[ox], sq[oy], gamma_in)
     cand = np.unique(np.abs(xs_s[:, None] - ys_s[None, :])) if xs_s.size * ys_s.size <= 4_000_000 else None
     if cand is None:  # large supports: binary search over reals to machine precision on the candidate value
         lo, hi = 0.0, float(max(ys_s[-1] - xs_s[0], xs_s[-1] - ys_s[0], 0.0))
@@ -179,9 +178,11 @@ def lossy_winf(p: Any, q: Any, gamma: float) -> float:
     ----------
     p, q : array_like, shape (B,)
         Non-negative masses over the same unit-spaced grid 0, 1, ..., B-1 (histograms are normalised;
-        integer counts are handled exactly).
-    gamma : float
-        Loss γ in [0, 1].
+        integer counts, and integral floats up to 2**53, are handled in exact integer arithmetic).
+    gamma : float or fractions.Fraction
+        Loss γ in [0, 1].  With integer masses the comparison m*(r) >= (1-γ)|p||q| is exact, with γ read as an
+        exact rational: a ``Fraction`` or int as given, a float as its shortest decimal (0.3 is 3/10; pass
+        ``Fraction(1, 3)`` rather than ``1/3``).  Float masses are compared with a relative tolerance 1e-12.
 
     Returns
     -------
@@ -192,25 +193,17 @@ def lossy_winf(p: Any, q: Any, gamma: float) -> float:
     -----
     Implements: Bansal et al. (AISTATS 2022), Definition 1, eq. (1).
     """
-    p = _mass_vector(p, "p")
-    q = _mass_vector(q, "q")
+    pm_, qm_ = check_mass_vector(p, "p"), check_mass_vector(q, "q")
+    p, q = pm_[0], qm_[0]
     if p.shape != q.shape:
         raise ValueError(f"p and q must be over the same grid, got shapes {p.shape} and {q.shape}")
     grid = np.arange(p.size, dtype=float)
-    gamma = check_unit_interval(gamma, "gamma")
+    gamma_in, gamma = gamma, check_unit_interval(gamma, "gamma")
     if gamma >= 1:
         return 0.0
     # unit grid: candidate radii are the integers 0..B-1, binary search directly
     sp, sq = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
-    ps, qs = p[sp], q[sq]
-    if _integral(ps) and _integral(qs):
-        tp, tq = int(ps.sum()), int(qs.sum())
-        pm = np.array([int(v) * tq for v in ps], dtype=object)
-        qm = np.array([int(v) * tp for v in qs], dtype=object)
-        total = tp * tq
-    else:
-        pm, qm, total = ps / ps.sum(), qs / qs.sum(), 1.0
-    target = (1.0 - gamma) * total * (1.0 - _REL_TOL)
+    pm, qm, target = _coupling_masses(pm_, qm_, sp, sq, gamma_in)
     xs, ys = grid[sp], grid[sq]
     lo, hi = 0, p.size - 1
     while lo < hi:
@@ -223,7 +216,7 @@ def lossy_winf(p: Any, q: Any, gamma: float) -> float:
 
 
 def _check_cost(cost: Any, n: int, m: int) -> np.ndarray:
-    C = check_finite_array(cost, "cost", ndim=2)
+    C = check_real_array(cost, "cost", ndim=2)
     if C.shape != (n, m):
         raise ValueError(f"cost must have shape {(n, m)}, got {C.shape}")
     if np.any(C < 0):
@@ -438,8 +431,8 @@ def d_drmv(x: Any, y: Any, eta: float, *, positions: Any = None, positions_prime
     on_grid = positions is None and positions_prime is None
     if on_grid and a.shape != b.shape:
         raise ValueError(f"x and y must be over the same grid, got {a.shape} and {b.shape}")
-    xs = np.arange(a.size, dtype=float) if positions is None else check_finite_array(positions, "positions", ndim=1)
-    ys = np.arange(b.size, dtype=float) if positions_prime is None else check_finite_array(
+    xs = np.arange(a.size, dtype=float) if positions is None else check_real_array(positions, "positions", ndim=1)
+    ys = np.arange(b.size, dtype=float) if positions_prime is None else check_real_array(
         positions_prime, "positions_prime", ndim=1
     )
     if xs.shape != a.shape or ys.shape != b.shape:
@@ -560,9 +553,7 @@ def empirical_lossy_beta(errors: Any, gamma: float) -> float:
     -----
     Implements: Bansal et al. (AISTATS 2022), Lemma 6 and Definition 3 on an empirical output law.
     """
-    e = check_finite_array(errors, "errors", ndim=1) if np.all(np.isfinite(np.asarray(errors, float))) else np.asarray(errors, float)
-    if e.ndim != 1 or e.size == 0:
-        raise ValueError("errors must be a non-empty 1-D array")
+    e = check_real_array(errors, "errors", ndim=1, allow_inf=True)  # NaN refused, without quoting the errors
     gamma = check_unit_interval(gamma, "gamma")
     s = np.sort(e)
     k = int(np.floor(gamma * s.size + 1e-12))  # may discard the k largest

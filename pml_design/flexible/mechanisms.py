@@ -15,15 +15,18 @@ Implements: Bansal et al. (AISTATS 2022), Section 5.1 (Algorithm 1, Theorem 3), 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import numbers
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
 
-from pml_design._validation import as_generator, check_epsilon, check_finite_array, check_positive_int, check_positive_real
-from pml_design.flexible._checks import check_histogram, check_unit_interval
-from pml_design.flexible.accounting import PrivacyGuarantee, guarantee_fixed_q, guarantee_relative_q
+from pml_design._validation import as_generator, check_epsilon, check_positive_int, check_positive_real
+from pml_design.flexible._checks import (MAX_BUCKETS, MAX_COUNT, check_histogram, check_n_buckets, check_real_array,
+                                         check_unit_interval)
+from pml_design.flexible.accounting import guarantee_fixed_q, guarantee_relative_q
 from pml_design.flexible.noise import sample_stlap_noise
+from pml_design.flexible.release import BucketHistRelease, STLapRelease
 
 __all__ = [
     "STLapRelease",
@@ -48,13 +51,26 @@ def _check_tau(tau: Any) -> float:
     return tau
 
 
+def _check_n_items(n_items: Any) -> int:
+    """|x| as a Python int >= 0; the message never quotes it (it is a statistic of the protected data)."""
+    integral_float = isinstance(n_items, (float, np.floating)) and float(n_items).is_integer() and abs(
+        float(n_items)) <= 2**53
+    if isinstance(n_items, (bool, np.bool_)) or not (isinstance(n_items, (numbers.Integral, np.integer))
+                                                     or integral_float):
+        raise TypeError(f"n_items must be an integer (the number of items |x|), got a {type(n_items).__name__}")
+    n = int(n_items)
+    if n < 0 or n > MAX_COUNT:
+        raise ValueError("n_items must be an integer in [0, 2**62] (the number of items |x|)")
+    return n
+
+
 def stlap_q(n_items: int, tau: float, *, q_mode: QMode = "relative", n_public: int | None = None) -> float:
     """Truncation width q used by STLap: τ|x| (``"relative"``) or τ·n_public (``"fixed"``).
 
     Parameters
     ----------
     n_items : int
-        |x|, the number of items of the input (used by ``"relative"``).
+        |x| >= 0, the number of items of the input (used by ``"relative"``; an integer, not a float or text).
     tau : float
         Per-bar drop fraction τ ∈ (0, 1].
     q_mode : {"relative", "fixed"}, default "relative"
@@ -75,7 +91,7 @@ def stlap_q(n_items: int, tau: float, *, q_mode: QMode = "relative", n_public: i
     if q_mode == "relative":
         if n_public is not None:
             raise ValueError("n_public is only used with q_mode='fixed'")
-        return tau * int(n_items)
+        return tau * _check_n_items(n_items)
     if q_mode == "fixed":
         if n_public is None:
             raise ValueError("q_mode='fixed' needs n_public (a public, data-independent size): q = tau * n_public")
@@ -107,7 +123,8 @@ def stlap_with_q(x: Any, q: float, epsilon: float, *, rng: Any = None, n_draws: 
     Notes
     -----
     Implements: Bansal et al. (AISTATS 2022), Algorithm 1 (lines 1-4, 6; line 5 is a duplicate).
-    Rounding is to the nearest integer (ties have probability 0, resolved upwards).
+    Rounding is to the nearest integer (ties have probability 0, resolved upwards), computed as
+    x + round(z) in integer arithmetic, so y <= x holds exactly for every count up to 2**62.
     """
     xv = check_histogram(x, "x", ndim=None)
     q = check_positive_real(q, "q", allow_zero=True)
@@ -117,7 +134,8 @@ def stlap_with_q(x: Any, q: float, epsilon: float, *, rng: Any = None, n_draws: 
     idx = np.flatnonzero(flat)
     shape = (idx.size,) if n_draws is None else (check_positive_int(n_draws, "n_draws"), idx.size)
     z = sample_stlap_noise(q, eps, size=shape, rng=gen)
-    vals = np.maximum(0, np.floor(flat[idx] + z + 0.5)).astype(np.int64)
+    # round(x + z) = x + round(z) for integer x: the count never passes through float64 (exact up to 2**62)
+    vals = np.maximum(0, flat[idx] + np.floor(z + 0.5).astype(np.int64))
     if n_draws is None:
         out = np.zeros_like(flat)
         out[idx] = vals
@@ -162,33 +180,6 @@ def stlap(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode: QMode 
     return stlap_with_q(xv, q, epsilon, rng=rng)
 
 
-@dataclass(frozen=True)
-class STLapRelease:
-    """Output of :func:`stlap_release`: the histogram and the certified parameters of the run.
-
-    Attributes
-    ----------
-    y : numpy.ndarray
-        Released histogram.
-    q : float
-        Truncation width used.
-    accuracy_alpha : float
-        Certified ∂_drop distortion: (α, 0, 0)-accuracy for the identity with
-        α = Σ_g min(x(g), round(q)) / |x| <= (#non-empty bars)·round(q)/|x| (rounding included; the
-        paper's τt ignores it).
-    privacy : PrivacyGuarantee
-        Certified (ε, δ) of the mechanism that ran.
-    paper_delta : float or None
-        δ*(ε, q) as the paper would print it (NOT a guarantee in relative mode with > 1 bar).
-    """
-
-    y: np.ndarray
-    q: float
-    accuracy_alpha: float
-    privacy: PrivacyGuarantee
-    paper_delta: float | None
-
-
 def _accuracy_alpha(counts: np.ndarray, q: float) -> float:
     """Certified ∂_drop of STLap: Σ_g min(x(g), round(q)) / |x| (<= τ t + t/(2|x|) for q = τ|x|)."""
     n = int(counts.sum())
@@ -225,7 +216,8 @@ def stlap_release(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode
         The released histogram, q, the certified ``accuracy_alpha``, the certified ``privacy``
         (:func:`~pml_design.flexible.accounting.guarantee_fixed_q` or
         :func:`~pml_design.flexible.accounting.guarantee_relative_q` at N = |x| - 1 and K = len(x) - 1) and
-        ``paper_delta`` (δ*(ε, q) when ε q >= 2, else None).
+        ``paper_delta`` (δ*(ε, q) when ε q >= 2, else None).  In relative mode q, ``accuracy_alpha``,
+        ``privacy`` and ``paper_delta`` are PRIVATE (they reveal |x|); publish only ``rel.publishable()``.
 
     Notes
     -----
@@ -244,14 +236,22 @@ def stlap_release(x: Any, tau: float, epsilon: float, *, rng: Any = None, q_mode
     else:
         priv = guarantee_relative_q(eps, tau, max(n - 1, 0), xv.size)
     paper = delta_star(eps, q) if q > 0 and eps * q >= 2 else None
-    return STLapRelease(y=y, q=q, accuracy_alpha=_accuracy_alpha(xv, q),
-                        privacy=priv, paper_delta=paper)
+    return STLapRelease(y=y, q=q, accuracy_alpha=_accuracy_alpha(xv, q), privacy=priv, paper_delta=paper,
+                        tau=float(tau), epsilon=eps, q_mode=q_mode,
+                        n_public=None if n_public is None else int(n_public), _n_items=n)
 
 
 # ----------------------------------------------------------------------------- bucketing
 
-def _n_buckets(B: float, w: float) -> int:
-    return int(math.ceil(B / w - 1e-12))
+def _n_buckets(B: float, w: float, name: str = "w", d: int = 1) -> int:
+    """t = ceil(B/w) buckets per axis; refuses (before any allocation) t**d above MAX_BUCKETS, naming ``name``."""
+    ratio = B / w
+    log_t = d * math.log(max(ratio, 1.0)) if math.isfinite(ratio) else math.inf
+    if log_t > math.log(2.0 * MAX_BUCKETS):  # far beyond the limit: refuse before forming a huge integer
+        check_n_buckets(math.exp(min(log_t, 700.0)), name)
+    t = int(math.ceil(ratio - 1e-12))
+    check_n_buckets(t**d, name)
+    return t
 
 
 def bucketing(x: Any, w: float, *, B: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -287,8 +287,24 @@ def bucketing(x: Any, w: float, *, B: float | None = None) -> tuple[np.ndarray, 
     t = _n_buckets(B, w)
     g = np.arange(xv.size)
     b = np.minimum(np.floor(g / w).astype(np.int64), t - 1)
-    counts = np.bincount(b, weights=xv, minlength=t).astype(np.int64)
+    counts = np.zeros(t, dtype=np.int64)
+    used, first = np.unique(b, return_index=True)  # b is non-decreasing: one run of grid points per bucket
+    counts[used] = np.add.reduceat(xv, first)  # integer sums (no float64 weights): exact up to 2**62
     return counts, w * (np.arange(t) + 0.5)
+
+
+def _check_points(points: Any) -> np.ndarray:
+    """Points as a float array of shape (n, d), n >= 0; messages never quote a point or n."""
+    if isinstance(points, (list, tuple)) and len(points) == 0:
+        return np.zeros((0, 1))
+    if isinstance(points, np.ndarray) and points.size == 0:
+        return np.zeros((0, 1 if points.ndim < 2 else points.shape[1]))
+    pts = check_real_array(points, "points")
+    if pts.ndim == 1:
+        pts = pts[:, None]
+    if pts.ndim != 2:
+        raise ValueError(f"points must be 1-dimensional (n,) or 2-dimensional (n, d), got {pts.ndim} dimensions")
+    return pts
 
 
 def bucketing_points(points: Any, w: float, B: float) -> tuple[np.ndarray, np.ndarray]:
@@ -316,56 +332,16 @@ def bucketing_points(points: Any, w: float, B: float) -> tuple[np.ndarray, np.nd
     """
     w = check_positive_real(w, "w")
     B = check_positive_real(B, "B")
-    pts = np.asarray(points, dtype=float)
-    if pts.ndim == 1:
-        pts = pts[:, None]
-    pts = check_finite_array(pts, "points", ndim=2) if pts.size else pts
-    if pts.size and (pts.min() < 0 or pts.max() >= B):
-        raise ValueError(f"points must lie in [0, B) = [0, {B!r}), got range [{pts.min()!r}, {pts.max()!r}]")
+    pts = _check_points(points)
     d = pts.shape[1]
-    t = _n_buckets(B, w)
+    t = _n_buckets(B, w, "w (with B and the dimension d)", d)
+    if pts.size and (pts.min() < 0 or pts.max() >= B):
+        # never quote the data: no value, no count and no position of the offending points
+        raise ValueError(f"points must lie in [0, B) = [0, {B!r})^d; some do not")
     idx = np.minimum(np.floor(pts / w).astype(np.int64), t - 1)
     flat = np.ravel_multi_index(idx.T, (t,) * d) if pts.shape[0] else np.zeros(0, dtype=np.int64)
     counts = np.bincount(flat, minlength=t**d).astype(np.int64).reshape((t,) * d)
     return counts, w * (np.arange(t) + 0.5)
-
-
-@dataclass(frozen=True)
-class BucketHistRelease:
-    """Output of BucketHist: the released bucket histogram, its centres and certified parameters.
-
-    Attributes
-    ----------
-    y : numpy.ndarray
-        Released bucket counts, shape (t,)*d.
-    centres : numpy.ndarray
-        Per-axis bucket centres.
-    w, tau, q : float
-        Bucket width, per-bar fraction τ = α/t, truncation width used.
-    n_buckets : int
-        t (number of buckets, t = ceil(B/w)^d).
-    alpha, beta : float
-        Requested accuracy (α, β).
-    accuracy_alpha : float
-        Certified ∂_drop part including rounding: Σ_a min(z(a), round(q))/|x| for the bucket counts z
-        (<= α + t/(2|x|) in relative mode).
-    privacy : PrivacyGuarantee
-        Certified privacy of what ran.
-    bucketed : numpy.ndarray
-        The intermediate (noise-free) bucket counts M_buc(x), kept for certificates and tests.
-    """
-
-    y: np.ndarray
-    centres: np.ndarray
-    w: float
-    tau: float
-    q: float
-    n_buckets: int
-    alpha: float
-    beta: float
-    accuracy_alpha: float
-    privacy: PrivacyGuarantee
-    bucketed: np.ndarray
 
 
 def _bucket_hist_core(counts: np.ndarray, centres: np.ndarray, w: float, alpha: float, beta: float,
@@ -381,7 +357,8 @@ def _bucket_hist_core(counts: np.ndarray, centres: np.ndarray, w: float, alpha: 
         priv = guarantee_relative_q(epsilon, tau, max(n - 1, 0), t)
     acc = _accuracy_alpha(counts, q)
     return BucketHistRelease(y=y, centres=centres, w=w, tau=tau, q=q, n_buckets=t, alpha=alpha, beta=beta,
-                             accuracy_alpha=acc, privacy=priv, bucketed=counts)
+                             accuracy_alpha=acc, privacy=priv, bucketed=counts, epsilon=epsilon, q_mode=q_mode,
+                             n_public=None if n_public is None else int(n_public), _n_items=n)
 
 
 def _check_ab(alpha: Any, beta: Any) -> tuple[float, float]:
@@ -424,7 +401,9 @@ def bucket_hist(x: Any, alpha: float, beta: float, epsilon: float, *, B: float |
     alpha, beta = _check_ab(alpha, beta)
     eps = check_epsilon(epsilon, positive=True)
     w = 2.0 * beta
-    counts, centres = bucketing(x, w, B=B)
+    xv = check_histogram(x, "x", ndim=1)
+    _n_buckets(float(xv.size) if B is None else check_positive_real(B, "B"), w, "beta (buckets of width w = 2*beta)")
+    counts, centres = bucketing(xv, w, B=B)
     return _bucket_hist_core(counts, centres, w, alpha, beta, eps, rng, q_mode, n_public)
 
 
@@ -463,11 +442,10 @@ def bucket_hist_points(points: Any, alpha: float, beta: float, epsilon: float, B
     """
     alpha, beta = _check_ab(alpha, beta)
     eps = check_epsilon(epsilon, positive=True)
-    pts = np.asarray(points, dtype=float)
-    d = 1 if pts.ndim == 1 else pts.shape[1]
+    pts = _check_points(points)
+    d = pts.shape[1]
     w = 2.0 * beta / math.sqrt(d)
+    _n_buckets(check_positive_real(B, "B"), w, "beta (with B and the dimension d: t = ceil(B*sqrt(d)/(2*beta))**d)", d)
     counts, centres = bucketing_points(pts, w, B)
     flat = _bucket_hist_core(counts.ravel(), centres, w, alpha, beta, eps, rng, q_mode, n_public)
-    return BucketHistRelease(y=flat.y.reshape(counts.shape), centres=centres, w=w, tau=flat.tau, q=flat.q,
-                             n_buckets=flat.n_buckets, alpha=alpha, beta=beta, accuracy_alpha=flat.accuracy_alpha,
-                             privacy=flat.privacy, bucketed=counts)
+    return replace(flat, y=flat.y.reshape(counts.shape), bucketed=counts)

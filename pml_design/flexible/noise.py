@@ -14,11 +14,13 @@ Degenerate width: for q = 0 (an empty input under q = τ|x|) the noise is the po
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
-from pml_design._validation import as_generator, check_epsilon, check_positive_real
+from pml_design._validation import as_generator, check_epsilon, check_positive_real, check_real
+from pml_design.flexible._checks import check_real_array
 
 __all__ = ["stlap_noise_pdf", "stlap_noise_cdf", "sample_stlap_noise", "log_expm1"]
 
@@ -127,6 +129,17 @@ def stlap_noise_cdf(z: Any, q: float, epsilon: float) -> np.ndarray:
     return np.clip(res, 0.0, 1.0)
 
 
+def _check_size(size: Any) -> tuple[int, ...]:
+    """``size`` as a shape: a non-negative int or a tuple of them (TypeError / ValueError naming ``size``)."""
+    dims = (size,) if not isinstance(size, (tuple, list)) else tuple(size)
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
+            raise TypeError(f"size must be a non-negative int or a tuple of them, got {size!r}")
+        if d < 0:
+            raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}")
+    return tuple(int(d) for d in dims)
+
+
 def sample_stlap_noise(q: Any, epsilon: float, size: int | tuple[int, ...] | None = None, *, rng: Any = None) -> np.ndarray:
     """Draw exact samples of the shifted-truncated Laplace noise π_q.
 
@@ -140,7 +153,7 @@ def sample_stlap_noise(q: Any, epsilon: float, size: int | tuple[int, ...] | Non
     epsilon : float
         ε > 0.
     size : int or tuple, optional
-        Output shape (default: the shape of ``q``).
+        Output shape, non-negative (default: the shape of ``q``); ``q`` must broadcast to it.
     rng : numpy.random.Generator, int or None
         Randomness source.
 
@@ -155,11 +168,20 @@ def sample_stlap_noise(q: Any, epsilon: float, size: int | tuple[int, ...] | Non
     sampler derived here.
     """
     eps = check_epsilon(epsilon, positive=True)
-    q_arr = np.asarray(q, dtype=float)
+    if np.ndim(q) == 0 and not isinstance(q, (str, bytes)):
+        q_arr = np.asarray(check_real(q, "q"))
+    else:  # widths per bar may derive from the data (q = τ|x|): the messages never quote them
+        q_arr = check_real_array(q, "q")
     if not np.all(np.isfinite(q_arr)) or np.any(q_arr < 0):
-        raise ValueError(f"q must be finite and >= 0, got {q!r}")
+        raise ValueError("q must be finite and >= 0")
     gen = as_generator(rng)
-    shape = q_arr.shape if size is None else size
+    shape = q_arr.shape if size is None else _check_size(size)
+    try:
+        fits = np.broadcast_shapes(q_arr.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"q of shape {q_arr.shape} does not broadcast to size {tuple(shape)}")
     u1 = gen.random(shape)
     sign = np.where(gen.random(shape) < 0.5, 1.0, -1.0)
     w = -np.log1p(-u1 * (-np.expm1(-eps * q_arr / 2.0))) / eps

@@ -19,6 +19,7 @@ the fixed-q and replacement bounds of :mod:`pml_design.flexible.accounting`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -251,9 +252,9 @@ def brute_force_delta(x: Any, x_prime: Any, tau: float, epsilon: float, eps_eval
     qa = stlap_q(na, tau, q_mode=q_mode, n_public=n_public)
     qb = stlap_q(nb, tau, q_mode=q_mode, n_public=n_public)
     nz = np.flatnonzero((a > 0) | (b > 0))
-    size = int(np.prod([max(a[i], b[i]) + 1 for i in nz]))
-    if size > 1_000_000:
-        raise ValueError(f"output space too large for brute force ({size} > 10^6)")
+    size = math.prod(int(max(a[i], b[i])) + 1 for i in nz)  # exact: no int64 overflow on large counts
+    if size > 1_000_000:  # the size is a function of the counts: not quoted
+        raise ValueError("output space too large for brute force (more than 10^6 joint outputs)")
     PA = np.ones(1)
     PB = np.ones(1)
     for i in nz:

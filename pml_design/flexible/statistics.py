@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pml_design._validation import check_finite_array, check_positive_int, check_positive_real
-from pml_design.flexible._checks import check_histogram, check_unit_interval
+from pml_design._validation import check_positive_int, check_positive_real
+from pml_design.flexible._checks import check_histogram, check_real_array, check_unit_interval
 from pml_design.flexible.mechanisms import BucketHistRelease, bucket_hist
 
 __all__ = [
@@ -52,7 +52,7 @@ Statistic = Literal["max", "min", "max_k", "mode"]
 
 
 def _arr(y: Any) -> np.ndarray:
-    a = check_finite_array(y, "y")
+    a = check_real_array(y, "y")
     if a.ndim < 1:
         raise ValueError("y must have at least one axis (bars on the last axis)")
     return a
@@ -153,7 +153,7 @@ def f_supp(y: Any) -> np.ndarray:
     -----
     Implements: Bansal et al. (AISTATS 2022), Section 5.2 (f_supp), Corollary 3.
     """
-    a = check_finite_array(y, "y", ndim=1)
+    a = check_real_array(y, "y", ndim=1)
     return np.flatnonzero(a > 0)
 
 
@@ -245,24 +245,60 @@ def metric_sensitivity(statistic: str, beta: float, k: int = 1) -> float:
     raise ValueError(f"unknown statistic {statistic!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class StatisticRelease:
     """Output of :func:`histogram_statistic`: value (a bucket centre, or None if undefined) and guarantees.
+
+    Only ``value`` and the public parameters may be published: :meth:`publishable` returns exactly those, and the
+    printed form shows only those.  ``accuracy`` carries the certified α of the run, a function of the protected
+    data, and ``release`` holds private fields too (see :class:`~pml_design.flexible.BucketHistRelease`).
 
     Attributes
     ----------
     value : float or numpy.ndarray or None
-        f(y) in [0, B) coordinates (array of centres for "supp"); None if undefined.
+        f(y) in [0, B) coordinates (array of centres for "supp"); None if undefined.  Public (post-processing of
+        the DP output y).
     accuracy : tuple or None
         (α, β, γ) of Theorem 5 w.r.t. ∂_drop (None when Theorem 5 gives no guarantee: max_k, mode);
-        α includes the rounding slack.
+        α includes the rounding slack and is PRIVATE (data-dependent); the publishable form is the nominal
+        (α requested, Δ_f(β), 0) of :meth:`publishable`.
     release : BucketHistRelease
-        The underlying histogram release (its ``privacy`` is the certified DP guarantee).
+        The underlying histogram release (its ``privacy`` is the certified DP guarantee; PRIVATE in relative mode).
     """
 
     value: Any
     accuracy: tuple[float, float, float] | None
     release: BucketHistRelease
+
+    def publishable(self, *, n_min_public: int | None = None) -> dict[str, Any]:
+        """What may be published: the value, the nominal accuracy and the release's public part.
+
+        Parameters
+        ----------
+        n_min_public : int, optional
+            As in :meth:`BucketHistRelease.publishable` (relative mode: a public lower bound on the smaller
+            neighbour's size, for a publishable privacy guarantee).
+
+        Returns
+        -------
+        dict
+            ``value``; ``nominal_accuracy`` = (α requested, Δ_f(β), 0) or None (the certified α adds a rounding
+            slack that depends on |x|: <= t/(2|x|) in relative mode); ``release``: the release's publishable dict.
+
+        Notes
+        -----
+        Implements: eq. (10) and Theorem 5 of Bansal et al. (AISTATS 2022): f(y) is post-processing of the DP
+        output, so it is covered by the release's guarantee.
+        """
+        val = np.array(self.value, copy=True) if isinstance(self.value, np.ndarray) else self.value
+        nominal = None if self.accuracy is None else (self.release.alpha, self.accuracy[1], 0.0)
+        return {"value": val, "nominal_accuracy": nominal,
+                "release": self.release.publishable(n_min_public=n_min_public)}
+
+    def __repr__(self) -> str:
+        pub = self.publishable()
+        return (f"StatisticRelease(value={pub['value']!r}, nominal_accuracy={pub['nominal_accuracy']!r}, "
+                f"release={self.release!r}; private fields not shown: accuracy)")
 
 
 def histogram_statistic(x: Any, statistic: Literal["max", "min", "supp", "max_k", "mode"], alpha: float,
@@ -286,6 +322,7 @@ def histogram_statistic(x: Any, statistic: Literal["max", "min", "supp", "max_k"
     Returns
     -------
     StatisticRelease
+        Publish only ``res.publishable()``: ``accuracy`` and parts of ``release`` are private (data-dependent).
 
     Notes
     -----
