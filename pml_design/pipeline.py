@@ -294,6 +294,11 @@ def design_from_samples(
         if n < 2:
             raise ValueError(f"data must have at least 2 categories, got {list(labels)}")
         counts = True
+    if dp_epsilon is None and rng is not None:  # (a review: silently ignored)
+        import warnings  # noqa: PLC0415
+
+        warnings.warn("rng is used only with dp_epsilon (it draws the noise of the DP release of the counts); this "
+                      "design draws nothing at random, so rng is ignored", UserWarning, stacklevel=2)
     if dp_epsilon is not None:
         from .priors import dp_estimate  # noqa: PLC0415
 

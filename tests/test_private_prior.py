@@ -102,7 +102,9 @@ def _forge(path, mutate):
     (lambda d: d.__setitem__("m", 10 * d["m"]), "m \\(the lower bound"),
     (lambda d: d["prior_params"].__setitem__("neighbouring", "replace one record"), "prior_params.neighbouring"),
     (lambda d: d["prior_params"].pop("noise"), "prior_params.noise"),
-], ids=["m", "neighbouring", "noise"])
+    (lambda d: d["prior_params"].__setitem__("noisy_total", str(d["prior_params"]["noisy_total"])), "noisy_total"),
+    (lambda d: d["prior_params"].__setitem__("noisy_total", d["prior_params"]["noisy_total"] + 0.7), "noisy_total"),
+], ids=["m", "neighbouring", "noise", "total as text", "fractional total"])
 def test_forged_dp_file_claims_are_refused(samples, tmp_path, mutate, match):
     path = pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1.0, rng=5).save(tmp_path / "dp.json")
     pml.load_mechanism(path)
@@ -286,3 +288,8 @@ def test_dp_release_edges(samples):
         while dp.m.make_laplace(*space, scale=scale).map(1) > eps0:
             scale = math.nextafter(scale, math.inf)
         assert scale > 1.0 / eps0  # the plain scale was above eps0 for these
+
+
+def test_rng_without_dp_epsilon_warns_that_it_is_ignored(samples):
+    with pytest.warns(UserWarning, match="rng is used only with dp_epsilon"):
+        pml.design_from_samples(samples, 4, 1.0, 1e-6, rng=3, utility="map_accuracy")
