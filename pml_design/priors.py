@@ -55,6 +55,9 @@ DP_NOISE_SEEDED: str = DP_NOISE + ", from a seeded generator (tests and simulati
 #: Smallest ε₀ accepted: below it the noise's scale (1/ε₀ counts) drowns any count, and ``e^{−ε₀}`` rounds to 1
 #: (ε₀ ≲ 1e-16 gave a bare "math domain error").
 DP_EPSILON_MIN: float = 1e-9
+#: Above this ε₀ a warning says the release is nearly the exact counts (the noise is non-zero on a fraction
+#: ``2e^{−ε₀}/(1 + e^{−ε₀})`` < 1e-4 of the counts).
+DP_EPSILON_LARGE: float = 10.0
 #: Points of the λ grid of the Chernoff bounds (geometric).
 LAMBDA_GRID: int = 1201
 #: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).
@@ -92,7 +95,7 @@ def _solve_radius(log_failure, delta: float) -> float:  # type: ignore[no-untype
 # ----------------------------------------------------------------------------------------------------------
 # "dp": discrete Laplace noise on the design counts
 # ----------------------------------------------------------------------------------------------------------
-def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon") -> float:
+def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon", *, warn_large: bool = False) -> float:
     """ε₀ of a DP count release: a real number in [:data:`DP_EPSILON_MIN`, ∞).
 
     Implements: the validation of the ε₀ of docs/design.md §11.1 (below the minimum the noise of scale 1/ε₀ counts
@@ -104,6 +107,9 @@ def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon") -> float:
         The value to check.
     name : str, default "dp_epsilon"
         The argument's name, for the message.
+    warn_large : bool, default False
+        Warn above :data:`DP_EPSILON_LARGE` (the DP release of the design counts; not for other users of the
+        sampler, e.g. a histogram whose small scale is what its own guarantee asks for).
 
     Returns
     -------
@@ -111,6 +117,12 @@ def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon") -> float:
         ε₀.
     """
     eps0 = check_positive_real(dp_epsilon, name)
+    if warn_large and eps0 > DP_EPSILON_LARGE:  # (a review: 1e308 published the exact counts under "1e+308-DP", without a word)
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"{name}={eps0:g} is so large that the noise is 0 on all but a fraction "
+                      f"{2 * math.exp(-eps0) / (1 + math.exp(-eps0)):.2g} of the counts: the release is the exact "
+                      "counts in all but name, and the DP guarantee says next to nothing", UserWarning, stacklevel=3)
     if eps0 < DP_EPSILON_MIN:
         raise ValueError(f"{name}={eps0!r} is too small: its noise (scale 1/{name} = {1 / eps0:.3g} counts) would drown "
                          f"any count; use {name} >= {DP_EPSILON_MIN:g}")
@@ -524,7 +536,7 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
         ``neighbouring``, ``noise``).
     """
 
-    eps0 = check_dp_epsilon(dp_epsilon)
+    eps0 = check_dp_epsilon(dp_epsilon, warn_large=True)
     if count_vector is None:  # integer codes
         arr = np.asarray(data).ravel()
         if arr.size == 0:

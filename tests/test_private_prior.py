@@ -293,3 +293,8 @@ def test_dp_release_edges(samples):
 def test_rng_without_dp_epsilon_warns_that_it_is_ignored(samples):
     with pytest.warns(UserWarning, match="rng is used only with dp_epsilon"):
         pml.design_from_samples(samples, 4, 1.0, 1e-6, rng=3, utility="map_accuracy")
+
+
+def test_a_vacuous_dp_epsilon_warns(samples):
+    with pytest.warns(UserWarning, match="exact counts in all but name"):
+        pml.design_from_samples(samples, 4, 1.0, 1e-6, dp_epsilon=1e308, utility="map_accuracy")
