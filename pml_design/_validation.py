@@ -400,8 +400,8 @@ def check_probability_vector(
     """Validate a probability vector (1-D, ≥ 0, sums to 1 within ``PROB_ATOL``).
 
     The returned copy is renormalised (division by its sum) so downstream exact computations see a vector summing to
-    one up to rounding; a vector that already does (within ``4·N·ε_mach``) is returned as it is, so validating twice
-    gives the same vector (idempotent).
+    one up to rounding; a vector that already does (within ``min(4·N·ε_mach, 1e-12)``: the division leaves far less,
+    about ``log2(N)·ε_mach``) is returned as it is, so validating twice gives the same vector (idempotent).
 
     Implements: the probability-vector convention of the module docstring.
 
@@ -419,7 +419,7 @@ def check_probability_vector(
     Returns
     -------
     np.ndarray
-        A 1-D float copy, divided by its sum unless that is 1 within ``4·N·ε_mach``.
+        A 1-D float copy, divided by its sum unless that is 1 within ``min(4·N·ε_mach, 1e-12)``.
 
     Raises
     ------
@@ -440,7 +440,7 @@ def check_probability_vector(
     if full_support and np.any(p <= 0):
         zeros = np.flatnonzero(p <= 0).tolist()
         raise ValueError(f"{name} must have full support (all entries > 0); zero at indices {zeros}")
-    if abs(total - 1.0) <= 4.0 * p.shape[0] * np.finfo(float).eps:
+    if abs(total - 1.0) <= min(4.0 * p.shape[0] * np.finfo(float).eps, 1e-12):
         # already normalised to rounding: kept as it is, so that validating twice changes nothing (a file's P̂,
         # saved from a validated vector and validated again on load, must compare equal: a review found 6 of 40
         # designs whose file would not load, "p_hat is [...] but ... give [...]", last-bit differences)

@@ -325,7 +325,7 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
     if c.ndim != 1 or not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
         raise ValueError("counts must be a 1-D array of non-negative integers (values not shown: they are the "
                          "protected records' counts)")
-    if np.any(c >= 2.0**62):
+    if np.any(c >= (np.int64(2**62) if c.dtype.kind in "iu" else 2.0**62)):  # exact for integers (2**62 − 1 is fine)
         raise ValueError("counts must be below 2**62 (values not shown: they are the protected records' counts)")
     c = c.astype(np.int64)
     if rng is None:

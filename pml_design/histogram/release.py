@@ -30,12 +30,14 @@ __all__ = [
     "total_variation_distance",
 ]
 
-#: Largest count :func:`laplace_histogram` accepts (room for the noise in 64-bit integers).
-MAX_COUNT: int = 2**62
+#: Largest count :func:`laplace_histogram` accepts (room for the noise in 64-bit integers; the shared sampler,
+#: :func:`pml_design.priors.dp_release_counts`, takes counts below 2**62).
+MAX_COUNT: int = 2**62 - 1
 #: Largest integer a float count may hold (beyond it floats skip integers: the count may already be wrong).
 MAX_FLOAT_COUNT: float = 2.0**53
-#: Largest scale b the shared discrete Laplace sampler accepts (its ε₀ = 1/b must be ≥ DP_EPSILON_MIN).
-MAX_SCALE: float = 1.0 / DP_EPSILON_MIN
+#: Largest scale b the shared discrete Laplace sampler accepts (its ε₀ = 1/b must be ≥ DP_EPSILON_MIN = 1e-9;
+#: 1/1e9 rounds to 1.0000000000000001e-09, so b = 1e9 itself is accepted, as the message says).
+MAX_SCALE: float = 1e9
 _HIDDEN = "not shown: they are protected records"
 _HIDDEN_COUNTS = "not shown: they are counts of protected records"
 
@@ -242,7 +244,7 @@ def _check_counts(counts: Any) -> np.ndarray:
         except ValueError:
             raise ValueError("counts must be a rectangular array (all histograms with the same k bins)") from None
         if arr.dtype == object:
-            raise ValueError(f"counts must be at most 2**62 ({_HIDDEN_COUNTS})")
+            raise ValueError(f"counts must be below 2**62 ({_HIDDEN_COUNTS})")
     else:
         arr = counts
     if arr.ndim == 0:
@@ -255,7 +257,7 @@ def _check_counts(counts: Any) -> np.ndarray:
         if np.any(arr < 0):
             raise ValueError(f"counts must be non-negative; some are negative ({_HIDDEN_COUNTS})")
         if np.any(arr > MAX_COUNT):
-            raise ValueError(f"counts must be at most 2**62 ({_HIDDEN_COUNTS})")
+            raise ValueError(f"counts must be below 2**62 ({_HIDDEN_COUNTS})")
         return arr.astype(np.int64)
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
