@@ -289,3 +289,39 @@ def test_text_is_not_a_number_and_a_path_is_named():
     res = pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.1), 1.0)
     with pytest.raises(TypeError, match=r"path must be a file path \(str or os.PathLike\), got int 5"):
         res.save(5)
+
+
+def test_core_api_review_items():
+    """A new user's review (2026-11-27): optimal=True beside a 'far from optimal' warning (value 0, bound 3.6e-15);
+    closed forms overflowing at large ε; max_nodes unchecked; unknown keys reaching a cvxpy solver's own TypeError;
+    a gain matrix as a nested list refused."""
+    import math
+    import warnings
+
+    import pml_design as pml
+    from pml_design.design.utilities import distortion_gain
+    from pml_design.mechanisms.closed_form import uniform_optimal_mutual_information
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pml.PMLDesignWarning)
+        res = pml.design(np.full(3, 1 / 3), math.log(3), utility=distortion_gain(3))
+    assert res.optimal
+    rr = pml.randomized_response(3, 1e4).matrix
+    assert np.array_equal(rr, np.eye(3))
+    np.testing.assert_allclose(pml.randomized_response(3, 1.0).matrix[0, 0], math.e / (math.e + 2), rtol=1e-15)
+    ball = pml.L1Ball([0.5, 0.3, 0.2], 0.1)
+    assert np.array_equal(pml.randomized_response_for_pml(ball, 800).matrix, np.eye(3))
+    assert np.array_equal(pml.uniform_optimal(3, 800).matrix, np.eye(3))
+    assert np.array_equal(pml.binary_optimal([0.7, 0.3], 800).matrix, np.eye(2))
+    assert uniform_optimal_mutual_information(3, 800) == pytest.approx(math.log(3), rel=1e-15)
+    wide = pml.L1Ball([0.5, 0.3, 0.2], 0.5)
+    for bad, kind in ((-5, ValueError), (0, ValueError), (1.5, ValueError), (float("nan"), ValueError),
+                      (True, TypeError), (None, TypeError), ("a", TypeError)):
+        with pytest.raises(kind, match=r"solver_options\['max_nodes'\] must be a positive integer"):
+            pml.design(wide, 1.0, method="scalable", solver_options={"max_nodes": bad})
+    with pytest.raises(ValueError, match=r"solver_options key\(s\) \['foo'\] are not options of solver 'SCS'"):
+        pml.design(ball, 1.0, utility=np.eye(3), solver="SCS", solver_options={"foo": 1})
+    assert pml.design(ball, 1.0, utility=[[1, 0, 0], [0, 1, 0], [0, 0, 1]]).utility == pytest.approx(
+        pml.design(ball, 1.0, utility=np.eye(3)).utility, rel=1e-12)
+    with pytest.raises(TypeError, match="gain must be an array of real numbers"):
+        pml.design(ball, 1.0, utility=[[1, 0, 0], [0, "a", 0], [0, 0, 1]])

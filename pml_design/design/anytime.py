@@ -76,9 +76,6 @@ def _progress_update(bar, value: float, bound: float) -> None:
     bar.set_postfix(value=f"{value:.6g}", bound=f"{bound:.6g}", gap=f"{gap:.2e}", refresh=False)
 
 
-#: Values at most this in absolute value are zero to rounding for the gap warning (utilities of order one).
-ZERO_VALUE: float = 1e-15
-
 
 def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
     """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` exceeds :data:`WARN_GAP` or is unknown.
@@ -128,10 +125,11 @@ def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: 
     detail : str, default ""
         Extra text for the parenthesis of the message.
     """
-    if getattr(res, "optimal", False) and max(abs(res.utility), abs(res.bound)) <= ZERO_VALUE:  # type: ignore[attr-defined]
-        # both zero to rounding (ε = 1e-12 gave optimal=True beside "far from optimal: 1.78e+284 times its value
-        # away"); a small-scale utility far from its bound still warns (a review: a gain scaled by 1e-13 is
-        # optimal=True by the absolute floor of proven_optimal at a relative gap of 95 %)
+    if getattr(res, "optimal", False):
+        # proven optimal (result.proven_optimal: relative gap, or the absolute floor in the utility's own scale, so
+        # a gain scaled by 1e-13 far from its bound is not optimal and warns): no "far from optimal" beside it (ε =
+        # 1e-12 gave optimal=True beside "1.78e+284 times its value away"; a review: value 0 and bound 3.6e-15 for
+        # a distortion gain at ε = log N, optimal=True beside a warning)
         return
     kind = "error" if getattr(res, "sense", "max") == "min" else "utility"
     side = "lower" if getattr(res, "sense", "max") == "min" else "upper"

@@ -110,4 +110,11 @@ def silent_solve(prob: object, **kwargs: object) -> object:
     if str(kwargs.get("solver", "")).upper() == "HIGHS":
         silence_highs_banner()
     kwargs.setdefault("verbose", False)
-    return prob.solve(**kwargs)  # type: ignore[attr-defined]
+    try:
+        return prob.solve(**kwargs)  # type: ignore[attr-defined]
+    except TypeError as exc:  # a solver_options key the solver does not know (a review: SCS's own TypeError)
+        bad = [k for k in kwargs if k not in ("solver", "verbose") and f"'{k}'" in str(exc)]
+        if not bad:
+            raise
+        raise ValueError(f"solver_options key(s) {bad} are not options of solver {kwargs.get('solver')!r}: "
+                         f"{exc}") from None

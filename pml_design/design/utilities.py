@@ -321,9 +321,10 @@ def as_utility(utility: object) -> Utility:
 
     Parameters
     ----------
-    utility : Utility, str or numpy.ndarray
+    utility : Utility, str, numpy.ndarray or nested list
         A :class:`Utility` (returned as is); a name (case-insensitive: "mutual_information", "map_accuracy",
-        "chi_square_information", "total_variation_information", "frequency_estimation"); or a gain matrix.
+        "chi_square_information", "total_variation_information", "frequency_estimation"); or a gain matrix (an
+        array or a list of rows).
 
     Returns
     -------
@@ -346,4 +347,6 @@ def as_utility(utility: object) -> Utility:
         return _NAMED[key]()
     if isinstance(utility, np.ndarray):
         return LinearUtility(utility)
+    if isinstance(utility, (list, tuple)) and utility and all(isinstance(r, (list, tuple, np.ndarray)) for r in utility):
+        return LinearUtility(utility)  # a nested list is a matrix (a review: refused); checked there
     raise TypeError(f"utility must be a name, a Utility object or a gain matrix, got {fmt(utility)}")

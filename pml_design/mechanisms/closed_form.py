@@ -106,9 +106,9 @@ def randomized_response(n: int, epsilon: float) -> Mechanism:
     eps = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(eps):
         return Mechanism(np.eye(n), name=f"RR{n}")
-    e = math.exp(eps)
-    W = np.full((n, n), 1.0 / (e + n - 1))
-    np.fill_diagonal(W, e / (e + n - 1))
+    t = math.exp(-eps)  # e^ε/(e^ε + n − 1) = 1/(1 + (n − 1)e^{−ε}): no overflow at large ε (a review: 1e4 raised)
+    W = np.full((n, n), t / (1.0 + (n - 1) * t))
+    np.fill_diagonal(W, 1.0 / (1.0 + (n - 1) * t))
     return Mechanism(W, name=f"RR{n}")
 
 
@@ -140,9 +140,11 @@ def randomized_response_for_pml(uncertainty: object, epsilon: float) -> Mechanis
         qstar = max(float(uset.center.min()) - uset.radius / 2.0, 0.0)
     else:
         qstar = float(uset.min_output_probability(np.eye(n)).min())
-    e = math.exp(eps)
-    if e * qstar >= 1:
+    if qstar == 0.0:  # a = e^ε: plain randomized response at ε (no e^ε formed: ε up to 700 and beyond)
+        return randomized_response(n, eps).with_name(f"RR{n}-PML")
+    if eps + math.log(qstar) >= 0.0:  # e^ε q* ≥ 1
         return Mechanism(np.eye(n), name=f"RR{n}-PML")
+    e = math.exp(eps)  # < 1/q*: finite
     a = e * (1 - qstar) / (1 - e * qstar)
     return randomized_response(n, math.log(a)).with_name(f"RR{n}-PML")
 
@@ -210,7 +212,7 @@ def binary_optimal(prior: object, epsilon: float) -> Mechanism:
     eps = check_epsilon(epsilon)
     i1 = int(np.argmax(p))
     p1, p2 = p[i1], p[1 - i1]
-    e = math.exp(eps)
+    e = math.exp(min(eps, 1.0 - math.log(p2)))  # beyond −log p2 the answer is the identity (no overflow at large ε)
     if e * p1 < 1:
         W = first_region_mechanism([p1, p2], eps).matrix.copy()
     elif e * p2 < 1:
@@ -275,7 +277,7 @@ def uniform_optimal(n: int, epsilon: float) -> Mechanism:
     n = check_positive_int(n, "n", minimum=2)
     check_dense_size(n, n, "n")
     eps = check_epsilon(epsilon)
-    e = math.exp(eps)
+    e = math.exp(min(eps, math.log(n) + 1.0))  # e^ε ≥ n gives the identity (k = 0): no overflow at large ε
     k = min(n, math.floor(n / e + 1e-12))
     f = max(n - k * e, 0.0)
     r = np.zeros(n)
@@ -308,7 +310,7 @@ def uniform_optimal_mutual_information(n: int, epsilon: float) -> float:
     """
     n = check_positive_int(n, "n", minimum=2)
     eps = check_epsilon(epsilon)
-    e = math.exp(eps)
+    e = math.exp(min(eps, math.log(n) + 1.0))  # e^ε ≥ n: k = 0 and I* = log n (no overflow at large ε)
     k = min(n, math.floor(n / e + 1e-12))
     f = max(n - k * e, 0.0)
     return (k * e * eps + (f * math.log(f) if f > 0 else 0.0)) / n

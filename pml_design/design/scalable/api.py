@@ -161,6 +161,12 @@ def design_scalable(
         raise ValueError(f"the scalable method uses HiGHS for its master LP; solver {solver!r} is not supported")
     time_limit = _check_time_limit(time_limit)
     progress = _default_progress(progress)
+    # (a review: -5, 0, 1.5, True and nan were accepted, None and "a" raised a bare TypeError from the B&B)
+    why = f"solver_options['max_nodes'] must be a positive integer (branch-and-bound nodes per pricing call), got "
+    if isinstance(max_nodes, (bool, np.bool_)) or not isinstance(max_nodes, (int, float, np.integer, np.floating)):
+        raise TypeError(why + repr(max_nodes))
+    if not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
+        raise ValueError(why + repr(max_nodes))
     t_start = time.perf_counter()
     info: dict = {}
     seeds: list = []
