@@ -136,7 +136,7 @@ def _design_subconvex_exact(
 ) -> tuple[np.ndarray, float, str, float, dict]:
     """[15, Theorem 6]'s LP over every extreme ray; the LP solver gets the time left until ``deadline`` (if any)."""
     t0 = time.perf_counter()
-    R = enumerate_rays(uset, eps)
+    R = enumerate_rays(uset, eps, deadline=deadline)
     R = R / R.sum(axis=0, keepdims=True)  # ‖r‖₁ = 1: better scaled LP, and Σθ = N for the bound
     t_enum = time.perf_counter() - t0
     vals = np.asarray(util.mu(R, prior), dtype=float)

@@ -245,7 +245,31 @@ def l1_ball_rays(center: np.ndarray, radius: float, epsilon: float) -> np.ndarra
     return np.vstack([single, pairs]).T
 
 
-def enumerate_rays(uset: UncertaintySet, epsilon: float) -> np.ndarray:
+def _rays_cdd_by(uset: UncertaintySet, epsilon: float, deadline: float) -> np.ndarray:
+    """:func:`rays_cdd` in a child process that is stopped at ``deadline`` (pycddlib's double description cannot be
+    interrupted in-process; a review found a 12-symbol, 8-point FiniteSet running past 40 s with a 2 s limit).
+
+    Raises :class:`~pml_design.design.result.SolverFailedError` (status ``"time limit"``) when it does not finish.
+    """
+    import multiprocessing as mp  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from .result import SolverFailedError  # noqa: PLC0415
+
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    pool = ctx.Pool(1)
+    try:
+        job = pool.apply_async(rays_cdd, (uset, epsilon))
+        return job.get(timeout=max(deadline - time.perf_counter(), 0.01))
+    except mp.TimeoutError:
+        raise SolverFailedError(f"the extreme rays of this {type(uset).__name__}'s cone (pycddlib's double "
+                                "description) did not finish within the time limit", "time limit") from None
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def enumerate_rays(uset: UncertaintySet, epsilon: float, deadline: float | None = None) -> np.ndarray:
     """All extreme rays of ``K(ε, 𝒫)`` (columns, normalised), plus possibly a few redundant cone points.
 
     Implements: see module docstring ([15, Theorem 6]; core paper Proposition 2 / Corollary 1).
@@ -254,6 +278,9 @@ def enumerate_rays(uset: UncertaintySet, epsilon: float) -> np.ndarray:
     ----------
     uset : UncertaintySet
     epsilon : float
+    deadline : float, optional
+        ``time.perf_counter()`` value: the double description of a multi-point FiniteSet (the one enumeration
+        without a closed form) runs in a child process stopped there.
 
     Returns
     -------
@@ -264,6 +291,8 @@ def enumerate_rays(uset: UncertaintySet, epsilon: float) -> np.ndarray:
     ------
     ValueError
         If N exceeds :data:`MAX_EXACT_SIZE` (use the scalable method).
+    SolverFailedError
+        The double description did not finish by ``deadline``.
     """
     n = uset.size
     generic_ball = isinstance(uset, L1Ball) and uset.radius > 0 and not uset.in_interior_regime
@@ -292,7 +321,7 @@ def enumerate_rays(uset: UncertaintySet, epsilon: float) -> np.ndarray:
         U = _subsets(n)[1:-1]
         R = np.where(U, e, 1.0).T
     else:
-        R = rays_cdd(uset, epsilon)
+        R = rays_cdd(uset, epsilon) if deadline is None else _rays_cdd_by(uset, epsilon, deadline)
     R = R[:, R.max(axis=0) > 0]
     R = _dedupe(R)
     ok = in_cone(R, uset, epsilon, rtol=1e-9)
