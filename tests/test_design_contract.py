@@ -345,3 +345,24 @@ def test_a_finite_set_design_keeps_its_time_limit():
         assert time.perf_counter() - t < 1.1 * 2 + 5
         assert res.status == "time limit" and not res.optimal and res.utility > 0
         assert pml.leakage_capacity(res.matrix, pml.FiniteSet(D)) <= 1.0 + 1e-9
+
+
+def test_no_trivial_design_where_the_ray_lp_fails_at_large_epsilon():
+    """A review: at ε = 16–30 with β just under 2 min P̂ HiGHS called the exact ray LP infeasible and the design was
+    the trivial one (utility 0; 57 of 150 such balls), where the column generation reaches the optimum (1.27985 for
+    the reviewer's ball, also found by HIGHS / CLARABEL / ECOS on the LP). The column generation's certified result
+    now replaces it; its capacity is checked here by the ball's own leakage code."""
+    import pml_design as pml
+
+    c = np.array([0.4, 0.3, 0.2, 0.1]) / 1.0000000000000002
+    res = pml.design(pml.L1Ball(c, 0.2), 20.0)
+    assert res.optimal and res.utility == pytest.approx(1.2798541889858692, rel=1e-9)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(2, 5))
+        p = rng.dirichlet(np.ones(n))
+        ball = pml.L1Ball(p, 2 * p.min() * (1 - 10 ** rng.uniform(-12, -6)))
+        eps = float(rng.choice([16.0, 20.0, 30.0]))
+        res = pml.design(ball, eps)
+        assert res.optimal and res.utility > 0.01
+        assert pml.leakage_capacity(res.matrix, ball) <= eps * (1 + 1e-9)

@@ -332,6 +332,23 @@ def design(
                 left = max(t_call + 1.05 * time_limit - time.perf_counter(), 0.05 * time_limit)
                 opts = {k: v for k, v in opts.items() if k != "time_limit"}
                 return design_scalable(uset, eps, util, p_util, time_limit=left, **opts)  # type: ignore[arg-type]
+        if (status == TRIVIAL_STATUS and isinstance(uset, L1Ball) and uset.radius > 0
+                and np.allclose(p_util, uset.center, rtol=0.0, atol=1e-12)):
+            # HiGHS called the ray LP infeasible (it is feasible for every ε): at tiny ε the trivial design is right
+            # to rounding, but a review found it at ε = 16–30 with β just under 2 min P̂ (57 of 150 such balls
+            # here: rays spanning e^ε), where the column generation reaches the optimum. Its result (certified, with
+            # its own bound) replaces the trivial one when it is better.
+            from .scalable import design_scalable  # noqa: PLC0415
+
+            left = DEFAULT_TIME_LIMIT if time_limit is None else max(
+                t_call + 1.05 * time_limit - time.perf_counter(), 0.05 * time_limit)
+            opts = {k: v for k, v in opts.items() if k != "time_limit"}
+            try:
+                alt = design_scalable(uset, eps, util, p_util, time_limit=left, **opts)  # type: ignore[arg-type]
+            except (SolverFailedError, ValueError):
+                alt = None
+            if alt is not None and alt.utility > float(np.max(util.mu(np.ones((uset.size, 1)), p_util))) + 1e-12:
+                return alt
         drop = True
 
     res = certified_result(
