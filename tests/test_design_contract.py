@@ -366,3 +366,19 @@ def test_no_trivial_design_where_the_ray_lp_fails_at_large_epsilon():
         res = pml.design(ball, eps)
         assert res.optimal and res.utility > 0.01
         assert pml.leakage_capacity(res.matrix, ball) <= eps * (1 + 1e-9)
+
+
+def test_compare_at_zero_epsilon_and_progress_flag():
+    """A review: compare_with_ldp at ε = 0 leaked numpy's RuntimeWarning and printed 'gain infx' (both designs are
+    constant there: the gain is 1); progress=3 was accepted."""
+    import warnings
+
+    import pml_design as pml
+
+    res = pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.1), 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        cmp = pml.compare_with_ldp(res)
+    assert cmp.gain_over_ldp == 1.0 and "infx" not in cmp.to_table()
+    with pytest.raises(TypeError, match=r"solver_options\['progress'\] must be True, False or None, got 3"):
+        pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.5), 1.0, method="scalable", solver_options={"progress": 3})

@@ -66,6 +66,8 @@ def _default_progress(progress: bool | None) -> bool:
     """``progress=None`` means: show the bar when stderr is a terminal."""
     if progress is None:
         return bool(getattr(sys.stderr, "isatty", lambda: False)())
+    if not isinstance(progress, (bool, np.bool_)):  # (a review: progress=3 was accepted)
+        raise TypeError(f"solver_options['progress'] must be True, False or None, got {progress!r}")
     return bool(progress)
 
 

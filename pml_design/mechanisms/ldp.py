@@ -173,8 +173,11 @@ class LdpComparison:
 
     @property
     def gain_over_ldp(self) -> float:
-        """``pml / optimal_ldp`` (``inf`` if the LDP utility is 0)."""
-        return float(self.pml / self.optimal_ldp) if self.optimal_ldp > 0 else float("inf")
+        """``pml / optimal_ldp`` (``inf`` if the LDP utility is 0 and the PML one is not; 1 when both are 0, e.g. at
+        ε = 0, where both designs are constant: a review found "gain infx" there)."""
+        if self.optimal_ldp > 0:
+            return float(self.pml / self.optimal_ldp)
+        return 1.0 if self.pml <= 0 else float("inf")
 
     def to_table(self) -> str:
         """A small plain-text table of the comparison."""

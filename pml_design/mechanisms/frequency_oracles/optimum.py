@@ -129,7 +129,7 @@ def _ss_mse_all_k(n: int, epsilon: float, prior: np.ndarray) -> tuple[int, float
     """Subset selection's exact i.i.d. MSE at its best ``k ∈ [1, N − 1]`` (vectorised over k)."""
     k = np.arange(1, n, dtype=float)
     p, q, gap = subset_selection_constants(n, k, epsilon)  # type: ignore[arg-type]
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # gap = 0 at ε = 0: inf − inf, masked below
         tot = n * q * (1 - q) / gap**2 + (1 - p - q) / gap + 1.0 - float(prior @ prior)
     tot = np.where(gap > 0, tot, np.inf)
     j = int(np.argmin(tot))
