@@ -382,3 +382,14 @@ def test_compare_at_zero_epsilon_and_progress_flag():
     assert cmp.gain_over_ldp == 1.0 and "infx" not in cmp.to_table()
     with pytest.raises(TypeError, match=r"solver_options\['progress'\] must be True, False or None, got 3"):
         pml.design(pml.L1Ball([0.5, 0.3, 0.2], 0.5), 1.0, method="scalable", solver_options={"progress": 3})
+
+
+def test_estimate_ci_must_be_a_number():
+    import pml_design as pml
+
+    m = pml.randomized_response(3, 1.0)
+    reports = m.privatize(np.random.default_rng(0).choice(3, 500), rng=1)
+    for bad in ("0.9", True):
+        with pytest.raises(TypeError, match="ci"):
+            m.estimate(reports, ci=bad)
+    assert m.estimate(reports, ci=0.9).ci_low.shape == (3,)

@@ -27,6 +27,7 @@ from .._validation import (
     check_positive_int,
     check_positive_real,
     check_probability_vector,
+    check_real,
     fmt,
 )
 from ..leakage import _leakage_unchecked
@@ -412,7 +413,7 @@ class Mechanism:
             ``ci`` is given.
         """
         if ci is not None:
-            level = float(ci)
+            level = check_real(ci, "ci")  # text ("0.9") and booleans refused (a review: "0.9" was accepted)
             if not 0.0 < level < 1.0:
                 raise ValueError(f"ci must lie in (0, 1), e.g. 0.95, got {ci!r}")
         c = self._prepare(reports, method, counts)
