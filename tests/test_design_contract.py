@@ -393,3 +393,15 @@ def test_estimate_ci_must_be_a_number():
         with pytest.raises(TypeError, match="ci"):
             m.estimate(reports, ci=bad)
     assert m.estimate(reports, ci=0.9).ci_low.shape == (3,)
+
+
+def test_options_without_effect_on_a_sub_convex_design_are_refused():
+    """A review: n_outputs= and form='literal' were silently ignored for a sub-convex utility (frequency estimation
+    already refused them)."""
+    import pml_design as pml
+
+    ball = pml.L1Ball([0.5, 0.3, 0.2], 0.1)
+    for kw, needle in (({"n_outputs": 5}, "n_outputs=5"), ({"form": "literal"}, "form='literal'")):
+        with pytest.raises(ValueError, match=f"{needle} has no effect on a sub-convex utility"):
+            pml.design(ball, 1.0, **kw)
+    assert pml.design(ball, 1.0, utility=np.eye(3), form="literal").optimal  # a linear design uses them

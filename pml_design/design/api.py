@@ -290,6 +290,10 @@ def design(
     else:
         if method == "convex":
             raise ValueError(f"utility {util.name!r} is sub-convex; use method='exact' (or 'auto'/'scalable')")
+        if n_outputs is not None or form != "auto":  # they would be silently ignored (a review)
+            what = f"n_outputs={n_outputs!r}" if n_outputs is not None else f"form={form!r}"
+            raise ValueError(f"{what} has no effect on a sub-convex utility ({util.name!r}: the design chooses its "
+                             "outputs, one per extreme ray it uses, and builds no polytope); leave it out")
         opts = _check_options(
             solver_options, SCALABLE_OPTIONS if method in ("auto", "scalable") else EXACT_OPTIONS,
             f"method={method!r} ({util.name})",
