@@ -10,6 +10,7 @@ Conventions
 * Mechanisms: 2-D row-stochastic matrices, rows = inputs ``x``, columns = outputs ``y``.
 * Randomness: ``rng`` is a :class:`numpy.random.Generator`, an integer seed, or ``None``
   (fresh OS entropy).
+* Counts: non-negative integers below 2**62 (:data:`MAX_COUNT`, one limit for the package); their messages quote none.
 """
 
 from __future__ import annotations
@@ -21,28 +22,19 @@ import numpy as np
 
 #: Tolerance on ``sum(p) == 1`` for probability vectors and rows of mechanisms.
 PROB_ATOL: float = 1e-9
+#: Largest count (and total, where bounded) of :func:`check_integer_counts`: below 2**62, so a count plus noise and
+#: the sum of two counts stay exact in int64. Largest integral float count: 2**53 (float64 skips integers above).
+MAX_COUNT: int = 2**62 - 1
+MAX_FLOAT_COUNT: int = 2**53
+HIDDEN_COUNTS: str = "not shown: they are counts of protected records"
 
-__all__ = [
-    "PROB_ATOL",
-    "as_generator",
-    "check_delta",
-    "check_dense_size",
-    "check_epsilon",
-    "check_finite_array",
-    "check_mechanism",
-    "check_positive_int",
-    "check_positive_real",
-    "check_probability_vector",
-    "check_radius",
-    "check_real",
-    "fmt",
-    "not_a_file_reason",
-]
+__all__ = ["PROB_ATOL", "as_generator", "check_delta", "check_dense_size", "check_epsilon", "check_finite_array",
+           "check_integer_counts", "check_mechanism", "check_positive_int", "check_positive_real",
+           "check_probability_vector", "check_radius", "check_real", "fmt", "not_a_file_reason"]
 
 
 def not_a_file_reason(path: Any) -> str | None:
-    """Why ``path`` cannot be read as a data file ("file not found", "is a directory", "not a regular file, e.g. a
-    device or a pipe"), or None when it is a regular file.
+    """Why ``path`` cannot be read as a data file, or None when it is a regular file.
 
     Implements: the file checks of the readers (module docstring: bad input raises an error that names it).
 
@@ -54,8 +46,8 @@ def not_a_file_reason(path: Any) -> str | None:
     Returns
     -------
     str or None
-        None when ``path`` is a regular file; otherwise a short reason: ``"file not found"``,
-        ``"is a directory, not a file"`` or ``"not a regular file (a device, pipe or socket)"``.
+        None for a regular file, else ``"file not found"``, ``"is a directory, not a file"`` or ``"not a regular
+        file (a device, pipe or socket)"``.
     """
     import os  # noqa: PLC0415
     import pathlib  # noqa: PLC0415
@@ -146,10 +138,9 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False,
 
     Raises
     ------
-    TypeError
-        If ``value`` is not a real number.
-    ValueError
-        If ε is nan, infinite (without ``allow_inf``), negative, or zero with ``positive``.
+    TypeError, ValueError
+        TypeError if ``value`` is not a real number; ValueError if ε is nan, infinite (without ``allow_inf``),
+        negative, or zero with ``positive``.
     """
     eps = check_real(value, name)
     if np.isnan(eps) or (np.isinf(eps) and not allow_inf):
@@ -200,10 +191,8 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = False) ->
 
     Raises
     ------
-    TypeError
-        If ``value`` is not a real number.
-    ValueError
-        If δ is not finite or lies outside the allowed interval.
+    TypeError, ValueError
+        TypeError if ``value`` is not a real number; ValueError if δ is not finite or outside the allowed interval.
     """
     d = check_real(value, name)
     lo_ok = d >= 0 if allow_zero else d > 0
@@ -235,10 +224,9 @@ def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> f
 
     Raises
     ------
-    TypeError
-        If ``value`` is not a real number.
-    ValueError
-        If it is not finite, or not > 0 (≥ 0 with ``allow_zero``).
+    TypeError, ValueError
+        TypeError if ``value`` is not a real number; ValueError if it is not finite, or not > 0 (≥ 0 with
+        ``allow_zero``).
     """
     v = check_real(value, name)
     ok = v >= 0 if allow_zero else v > 0
@@ -267,10 +255,8 @@ def check_radius(value: Any, name: str = "radius") -> float:
 
     Raises
     ------
-    TypeError
-        If ``value`` is not a real number.
-    ValueError
-        If β is not finite or is negative.
+    TypeError, ValueError
+        TypeError if ``value`` is not a real number; ValueError if β is not finite or is negative.
     """
     r = check_real(value, name)
     if not (np.isfinite(r) and 0 <= r):
@@ -299,10 +285,9 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
 
     Raises
     ------
-    TypeError
-        If ``value`` is a boolean, or neither an integer nor an integral float.
-    ValueError
-        If it is below ``minimum``.
+    TypeError, ValueError
+        TypeError if ``value`` is a boolean, or neither an integer nor an integral float; ValueError if it is below
+        ``minimum``.
     """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -370,10 +355,9 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.
 
     Raises
     ------
-    TypeError
-        If ``value`` cannot be converted to a float array.
-    ValueError
-        If the dimensionality is wrong, the array is empty, or a value is not finite.
+    TypeError, ValueError
+        TypeError if ``value`` cannot be converted to a float array; ValueError if the dimensionality is wrong, the
+        array is empty, or a value is not finite.
     """
     raw = value if isinstance(value, np.ndarray) else None
     if raw is None and isinstance(value, (list, tuple)):
@@ -392,6 +376,94 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite values, got {fmt(arr)}")
     return arr
+
+
+def check_integer_counts(value: Any, name: str, *, ndim: int | None = 1, max_count: int = MAX_COUNT,
+                         max_total: int | None = None, hidden: str = HIDDEN_COUNTS) -> np.ndarray:
+    """Validate a non-empty array of non-negative integer counts; return it as ``int64``, exactly.
+
+    The one count check of the DP count release (:mod:`pml_design.priors`), the histogram release and the flexible
+    histograms. No message quotes a count, a number of bad entries or a position (``hidden`` stands for them).
+    Integers stay exact; integral floats up to :data:`MAX_FLOAT_COUNT`; booleans and text (``'3'``) are refused.
+
+    Implements: the shared count check of the module docstring (one limit for the package, :data:`MAX_COUNT`).
+
+    Parameters
+    ----------
+    value : array_like of int
+        The counts (a numpy array, a nested list or tuple, a pandas Series, ...); all zero is accepted.
+    name : str
+        The argument's name, for the error messages.
+    ndim : int or None, default 1
+        The required number of dimensions; None accepts any number ≥ 1 (e.g. leading repetition axes).
+    max_count, max_total : int, int or None
+        The largest count (default :data:`MAX_COUNT`) and the largest total (default None: not bounded).
+    hidden : str, default :data:`HIDDEN_COUNTS`
+        What the messages say in place of the values.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The counts, with the input's shape.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Text, booleans or non-numbers (TypeError); a ragged or empty array, the wrong ``ndim``, a count that is
+        negative, not finite, not whole, a float above 2**53 or above ``max_count``, a larger total (ValueError).
+    """
+    text = f"{name} must hold integer counts, got text (a string such as '3' is not a count; convert it first)"
+    if isinstance(value, (str, bytes)):
+        raise TypeError(text)
+    arr = value
+    if not (isinstance(value, np.ndarray) and value.dtype != object):
+        try:
+            arr = np.asarray(value, dtype=object)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a rectangular array of counts") from None
+        kinds = set(map(type, arr.ravel().tolist()))
+        for bad, exc, why in ((list | tuple | np.ndarray, ValueError, "must be a rectangular array of counts"),
+                              (bool | np.bool_, TypeError, f"must hold integer counts, got booleans ({hidden})"),
+                              (str | bytes | np.str_ | np.bytes_, TypeError, text[len(name) + 1:])):
+            if any(issubclass(t, bad) for t in kinds):
+                raise exc(f"{name} {why}")
+        if not all(issubclass(t, (numbers.Real, np.integer, np.floating)) for t in kinds):
+            raise TypeError(f"{name} must hold integer counts; some entries are not numbers ({hidden})")
+        if arr.ndim:
+            try:
+                arr = np.asarray(arr.tolist())
+            except (ValueError, OverflowError):  # Python ints beyond 64 bits beside negative ones: stay objects
+                pass
+            if arr.dtype == object and not all(issubclass(t, numbers.Integral) for t in kinds):
+                arr = arr.astype(float)  # Fractions, Decimals
+    kind = arr.dtype.kind
+    if kind not in "iufO":
+        what = "booleans" if kind == "b" else "text" if kind in "USa" else f"an array of dtype {arr.dtype}"
+        raise TypeError(f"{name} must hold integer counts, got {what}")
+    if (arr.ndim == 0) if ndim is None else (arr.ndim != ndim):
+        raise ValueError(f"{name} must be {ndim or 'at least 1'}-dimensional, got {arr.ndim} dimension(s)")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
+    if kind == "O" and any(int(v) < 0 for v in arr.ravel().tolist()) or kind in "if" and np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative; some are negative ({hidden})")
+    if kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite; some are NaN or inf ({hidden})")
+        if np.any(arr != np.floor(arr)):
+            raise ValueError(f"{name} must be whole numbers; some have a fractional part ({hidden})")
+        if np.any(arr > MAX_FLOAT_COUNT):
+            raise ValueError(f"{name} given as floats must be at most 2**53, beyond which floats skip integers; pass "
+                             f"an integer array or Python ints ({hidden})")
+    def limit(n: int) -> str:
+        return f"{'below 2**62' if n == MAX_COUNT else f'at most {n}'}, the exact limit of this package ({hidden})"
+
+    if kind == "O" or np.any(arr > max_count):  # compared in the input's own dtype (exact); objects: beyond int64
+        raise ValueError(f"{name} must be {limit(max_count)}")
+    out = arr.astype(np.int64)
+    if max_total is not None and float(out.sum(dtype=np.float64)) >= max_total / 2:  # large: add exactly
+        if sum(int(v) for v in out.ravel().tolist()) > max_total:
+            raise ValueError(f"{name} has too many items in total: the total must be {limit(max_total)}")
+    return out
 
 
 def check_probability_vector(
@@ -423,11 +495,10 @@ def check_probability_vector(
 
     Raises
     ------
-    TypeError
-        If ``value`` cannot be converted to a float array.
-    ValueError
-        If it is not 1-D, empty, not finite, of the wrong length, has a negative entry, does not sum to 1 within
-        :data:`PROB_ATOL`, or (with ``full_support``) has a zero entry.
+    TypeError, ValueError
+        TypeError if ``value`` cannot be converted to a float array; ValueError if it is not 1-D, empty, not finite, of
+        the wrong length, has a negative entry, does not sum to 1 within :data:`PROB_ATOL`, or (with ``full_support``)
+        has a zero entry.
     """
     p = check_finite_array(value, name, ndim=1)
     if size is not None and p.shape[0] != size:
@@ -469,11 +540,9 @@ def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None
 
     Raises
     ------
-    TypeError
-        If it cannot be converted to a float array.
-    ValueError
-        If it is not 2-D, empty, not finite, has the wrong number of rows, a negative entry, or a row whose sum
-        differs from 1 by more than :data:`PROB_ATOL`.
+    TypeError, ValueError
+        TypeError if it cannot be converted to a float array; ValueError if it is not 2-D, empty, not finite, has the
+        wrong number of rows, a negative entry, or a row whose sum differs from 1 by more than :data:`PROB_ATOL`.
     """
     if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
         value = value.matrix  # accept mechanism/result objects
@@ -514,10 +583,9 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
 
     Raises
     ------
-    TypeError
-        If ``rng`` is none of the accepted types (booleans are refused).
-    ValueError
-        If an integer seed is negative.
+    TypeError, ValueError
+        TypeError if ``rng`` is none of the accepted types (booleans are refused); ValueError if an integer seed is
+        negative.
     """
     if isinstance(rng, np.random.Generator):
         return rng

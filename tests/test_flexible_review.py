@@ -346,6 +346,8 @@ def test_too_large_counts_are_refused_clearly():
         stlap([2**70, 3], 0.1, 1.0)
     with pytest.raises(ValueError, match="2\\*\\*53"):
         stlap(np.array([2.0**60, 3.0]), 0.1, 1.0)
-    with pytest.raises(ValueError, match="in total"):
-        stlap(np.array([2**62, 2**62], dtype=np.int64), 0.1, 1.0)
+    with pytest.raises(ValueError, match="in total"):  # each count below the limit, their sum above it
+        stlap(np.array([2**62 - 1, 2**62 - 1], dtype=np.int64), 0.1, 1.0)
+    with pytest.raises(ValueError, match="below 2\\*\\*62"):  # one limit for the package: a count of 2**62 is refused
+        stlap(np.array([2**62, 0], dtype=np.int64), 0.1, 1.0)  # (it was accepted here and refused by the DP sampler)
     assert stlap(np.array([2.0**52, 3.0]), 0.1, 1.0, rng=0).dtype == np.int64

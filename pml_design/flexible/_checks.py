@@ -3,7 +3,7 @@
 Histograms and points are the *protected data* of this package.  The checks here therefore never echo a value,
 a count of bad entries, or a position of the data in a message (nor chain numpy's own message, which may quote
 a value): they name the argument and what is wrong, and only public facts (the number of dimensions, the dtype,
-a documented limit).  Counts stay integer end to end: integer input is kept exactly (up to :data:`MAX_COUNT`),
+a documented limit).  Counts stay integer end to end: integer input is kept exactly (below 2**62, :data:`MAX_COUNT`),
 float input is accepted only where float64 represents every integer exactly (up to :data:`MAX_FLOAT_COUNT`).
 """
 
@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from pml_design._validation import check_real
+from pml_design._validation import MAX_COUNT, MAX_FLOAT_COUNT, check_integer_counts, check_real
 
-#: Largest count, and largest total |x|, handled exactly (int64 with one bit of headroom for sums).
-MAX_COUNT: int = 2**62
-#: Largest integral float accepted as a count: above it float64 no longer represents every integer.
-MAX_FLOAT_COUNT: int = 2**53
+# MAX_COUNT (2**62 − 1), the largest count and largest total |x| handled exactly (int64 with one bit of headroom for
+# sums), and MAX_FLOAT_COUNT (2**53), the largest integral float accepted as a count, are the package's limits
+# (pml_design._validation), the same as the DP count release's and the histogram release's.
 #: Largest number of buckets (or bars) a bucketing may allocate (2**26 int64 counts = 512 MiB).
 MAX_BUCKETS: int = 2**26
 
@@ -87,37 +86,14 @@ def check_real_array(value: Any, name: str, *, ndim: int | None = None, allow_in
 def check_histogram(value: Any, name: str = "x", *, ndim: int | None = 1) -> np.ndarray:
     """Validate a histogram: a non-empty array of non-negative integer counts; returns ``int64``, exactly.
 
-    An all-zero histogram (no items) is accepted; an array with no bars is not.  Integer input is kept exact
-    (each count and the total at most :data:`MAX_COUNT` = 2**62); float input must be integral and at most
-    :data:`MAX_FLOAT_COUNT` = 2**53 (above it float64 has already rounded the counts); booleans are refused.
-    Messages never quote a count.
+    The shared :func:`pml_design._validation.check_integer_counts` with the total bounded too: an all-zero
+    histogram (no items) is accepted, an array with no bars is not; integer input is kept exact (each count and the
+    total below :data:`MAX_COUNT` + 1 = 2**62); float input must be integral and at most :data:`MAX_FLOAT_COUNT` =
+    2**53 (above it float64 has already rounded the counts); booleans and text are refused. Messages never quote a
+    count.
     """
-    arr = _numeric(value, name)
-    if arr.dtype.kind == "O":  # Python integers outside int64
-        _check_shape(arr, name, ndim, "bar")
-        if any(v < 0 for v in arr.ravel()):
-            raise ValueError(f"{name} must have non-negative counts")
-        raise ValueError(f"{name} has counts above the exact limit 2**62 of this package")
-    _check_shape(arr, name, ndim, "bar")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must contain only finite counts")
-        if np.any(arr < 0):
-            raise ValueError(f"{name} must have non-negative counts")
-        if np.any(arr != np.floor(arr)):
-            raise ValueError(f"{name} must have integer counts (whole numbers)")
-        if arr.max() > MAX_FLOAT_COUNT:
-            raise ValueError(f"{name} has float counts above 2**53, which float64 cannot represent exactly; "
-                             "pass the counts as integers (an int64 array or Python ints)")
-    else:
-        if arr.dtype.kind == "i" and np.any(arr < 0):
-            raise ValueError(f"{name} must have non-negative counts")
-        if arr.max() > MAX_COUNT:
-            raise ValueError(f"{name} has counts above the exact limit 2**62 of this package")
-    out = arr.astype(np.int64)
-    if float(out.sum(dtype=np.float64)) > MAX_COUNT:  # the exact int64 sum is then < 2**63: no overflow
-        raise ValueError(f"{name} has more than 2**62 items in total, beyond what this package handles exactly")
-    return out
+    return check_integer_counts(value, name, ndim=ndim, max_total=MAX_COUNT,
+                                hidden="not shown: a histogram is protected data")
 
 
 def check_mass_vector(value: Any, name: str) -> tuple[np.ndarray, list[int] | None]:

@@ -60,7 +60,8 @@ def _check_n_items(n_items: Any) -> int:
         raise TypeError(f"n_items must be an integer (the number of items |x|), got a {type(n_items).__name__}")
     n = int(n_items)
     if n < 0 or n > MAX_COUNT:
-        raise ValueError("n_items must be an integer in [0, 2**62] (the number of items |x|)")
+        raise ValueError("n_items must be an integer in [0, 2**62 - 1] (the number of items |x|; the exact limit "
+                         "of this package)")
     return n
 
 
@@ -124,7 +125,7 @@ def stlap_with_q(x: Any, q: float, epsilon: float, *, rng: Any = None, n_draws: 
     -----
     Implements: Bansal et al. (AISTATS 2022), Algorithm 1 (lines 1-4, 6; line 5 is a duplicate).
     Rounding is to the nearest integer (ties have probability 0, resolved upwards), computed as
-    x + round(z) in integer arithmetic, so y <= x holds exactly for every count up to 2**62.
+    x + round(z) in integer arithmetic, so y <= x holds exactly for every count below 2**62.
     """
     xv = check_histogram(x, "x", ndim=None)
     q = check_positive_real(q, "q", allow_zero=True)
@@ -134,7 +135,7 @@ def stlap_with_q(x: Any, q: float, epsilon: float, *, rng: Any = None, n_draws: 
     idx = np.flatnonzero(flat)
     shape = (idx.size,) if n_draws is None else (check_positive_int(n_draws, "n_draws"), idx.size)
     z = sample_stlap_noise(q, eps, size=shape, rng=gen)
-    # round(x + z) = x + round(z) for integer x: the count never passes through float64 (exact up to 2**62)
+    # round(x + z) = x + round(z) for integer x: the count never passes through float64 (exact below 2**62)
     vals = np.maximum(0, flat[idx] + np.floor(z + 0.5).astype(np.int64))
     if n_draws is None:
         out = np.zeros_like(flat)
@@ -289,7 +290,7 @@ def bucketing(x: Any, w: float, *, B: float | None = None) -> tuple[np.ndarray, 
     b = np.minimum(np.floor(g / w).astype(np.int64), t - 1)
     counts = np.zeros(t, dtype=np.int64)
     used, first = np.unique(b, return_index=True)  # b is non-decreasing: one run of grid points per bucket
-    counts[used] = np.add.reduceat(xv, first)  # integer sums (no float64 weights): exact up to 2**62
+    counts[used] = np.add.reduceat(xv, first)  # integer sums (no float64 weights): exact below 2**62
     return counts, w * (np.arange(t) + 0.5)
 
 

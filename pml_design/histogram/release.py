@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from pml_design._validation import as_generator, check_finite_array, check_positive_int, check_real, fmt
+from pml_design._validation import MAX_COUNT, MAX_FLOAT_COUNT  # noqa: F401 - the limits of the counts, re-exported
+from pml_design._validation import (as_generator, check_finite_array, check_integer_counts, check_positive_int,
+                                    check_real, fmt)
 from pml_design.priors import DP_EPSILON_MIN, dp_release_counts
 from ._checks import _check_codes
 
@@ -30,11 +32,8 @@ __all__ = [
     "total_variation_distance",
 ]
 
-#: Largest count :func:`laplace_histogram` accepts (room for the noise in 64-bit integers; the shared sampler,
-#: :func:`pml_design.priors.dp_release_counts`, takes counts below 2**62).
-MAX_COUNT: int = 2**62 - 1
-#: Largest integer a float count may hold (beyond it floats skip integers: the count may already be wrong).
-MAX_FLOAT_COUNT: float = 2.0**53
+# MAX_COUNT (2**62 − 1: counts below 2**62, room for the noise in 64-bit integers) and MAX_FLOAT_COUNT (2**53: beyond
+# it floats skip integers) are the package's limits of pml_design._validation.check_integer_counts, re-exported here.
 #: Largest scale b the shared discrete Laplace sampler accepts (its ε₀ = 1/b must be ≥ DP_EPSILON_MIN = 1e-9;
 #: 1/1e9 rounds to 1.0000000000000001e-09, so b = 1e9 itself is accepted, as the message says).
 MAX_SCALE: float = 1e9
@@ -229,48 +228,9 @@ def _safe_key(value: Any) -> tuple[Any, ...]:
 
 
 def _check_counts(counts: Any) -> np.ndarray:
-    """Non-negative integer counts as an int64 array, never through float64 (no message quotes a count)."""
-    if isinstance(counts, (str, bytes)):
-        raise TypeError("counts must be an array of non-negative integers, got a string")
-    if not isinstance(counts, np.ndarray):
-        obj = np.asarray(counts, dtype=object)
-        kinds = set(map(type, obj.ravel().tolist()))
-        if any(issubclass(t, (bool, np.bool_)) for t in kinds):
-            raise TypeError(f"counts must hold integers, got booleans ({_HIDDEN_COUNTS})")
-        if not all(issubclass(t, (numbers.Real, np.number)) for t in kinds):
-            raise TypeError(f"counts must hold integers; some entries are not numbers ({_HIDDEN_COUNTS})")
-        try:
-            arr = np.asarray(obj.tolist()) if obj.ndim else np.asarray(counts)
-        except ValueError:
-            raise ValueError("counts must be a rectangular array (all histograms with the same k bins)") from None
-        if arr.dtype == object:
-            raise ValueError(f"counts must be below 2**62 ({_HIDDEN_COUNTS})")
-    else:
-        arr = counts
-    if arr.ndim == 0:
-        raise ValueError("counts must have at least one axis (the k bins)")
-    if arr.size == 0:
-        raise ValueError(f"counts must not be empty, got shape {arr.shape}")
-    if arr.dtype == bool:
-        raise TypeError(f"counts must hold integers, got booleans ({_HIDDEN_COUNTS})")
-    if arr.dtype.kind in "iu":
-        if np.any(arr < 0):
-            raise ValueError(f"counts must be non-negative; some are negative ({_HIDDEN_COUNTS})")
-        if np.any(arr > MAX_COUNT):
-            raise ValueError(f"counts must be below 2**62 ({_HIDDEN_COUNTS})")
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"counts must be finite; some are NaN or inf ({_HIDDEN_COUNTS})")
-        if np.any(arr < 0):
-            raise ValueError(f"counts must be non-negative; some are negative ({_HIDDEN_COUNTS})")
-        if np.any(arr != np.floor(arr)):
-            raise ValueError(f"counts must be integers; some have a fractional part ({_HIDDEN_COUNTS})")
-        if np.any(arr > MAX_FLOAT_COUNT):
-            raise ValueError(f"counts given as floats must be at most 2**53, beyond which floats skip integers; "
-                             f"pass an integer array ({_HIDDEN_COUNTS})")
-        return arr.astype(np.int64)
-    raise TypeError(f"counts must be an array of non-negative integers, got dtype {arr.dtype}")
+    """Non-negative integer counts as an int64 array, never through float64 (no message quotes a count): the shared
+    :func:`pml_design._validation.check_integer_counts`, with leading axes (repetitions) allowed."""
+    return check_integer_counts(counts, "counts", ndim=None, hidden=_HIDDEN_COUNTS)
 
 
 def laplace_histogram(
