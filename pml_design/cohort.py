@@ -17,7 +17,7 @@ from ._validation import fmt
 from .estimation import prior_radius
 from .pipeline import EstimatedDesign, _check_target, _design_over_ball
 
-__all__ = ["design_from_reports"]
+__all__ = ["design_from_report_counts", "design_from_reports"]
 
 
 def _oracle_params(oracle: object, n_reports: int) -> dict:
@@ -89,25 +89,84 @@ def design_from_reports(
     TypeError
         If ``oracle`` is not a :class:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle`.
     """
-    from .mechanisms.frequency_oracles import FrequencyOracle  # noqa: PLC0415
+    _check_target(epsilon, delta, "design_from_reports")
+    oracle = _check_oracle(oracle)
+    try:
+        counts = oracle.support_counts(reports)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"reports do not match the oracle {oracle.name} (n = {oracle.n}, epsilon = {oracle.epsilon:g}"
+                         + (f", k = {oracle.k}" if hasattr(oracle, "k") else "") + f"): {exc}") from None
+    return design_from_report_counts(counts, int(np.shape(reports)[0]), oracle, epsilon, delta, categories=categories,
+                                     utility=utility, method=method, solver=solver, allow_zero=allow_zero,
+                                     solver_options=solver_options)
+
+
+def design_from_report_counts(
+    support_counts: object,
+    n_reports: int,
+    oracle: object,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    *,
+    categories: object = None,
+    utility: object = "mutual_information",
+    method: str = "auto",
+    solver: str | None = None,
+    allow_zero: bool = False,
+    solver_options: dict | None = None,
+) -> EstimatedDesign:
+    """:func:`design_from_reports` from the reports' support counts: reports read in batches, never held at once.
+
+    Implements: the same design as :func:`design_from_reports` (docs/design.md §11.2); the estimator of [WBLJ17]
+    Theorem 2 needs only ``C_v`` (how many reports support each value) and the number of reports, and the support
+    counts of batches add up (``pml-design design --reports`` streams its file this way).
+
+    Parameters
+    ----------
+    support_counts : array_like, shape (N,)
+        ``C_v`` of all the first cohort's reports: the sum of :meth:`FrequencyOracle.support_counts` over batches.
+    n_reports : int
+        How many reports they count (n₁ ≥ 1).
+    oracle : FrequencyOracle
+        The ε₁-LDP oracle that produced them.
+    epsilon, delta, categories, utility, method, solver, allow_zero, solver_options
+        As in :func:`design_from_reports`.
+
+    Returns
+    -------
+    EstimatedDesign
+        As :func:`design_from_reports` returns it for the same reports.
+
+    Raises
+    ------
+    ValueError
+        Counts that no set of ``n_reports`` reports of ``oracle`` gives (wrong length, negative, above
+        ``n_reports``, a total other than ``k · n_reports`` for GRR / subset selection), and as
+        :func:`design_from_reports`.
+    TypeError
+        If ``oracle`` is not a :class:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle`.
+    """
+    from ._validation import check_positive_int  # noqa: PLC0415
+    from .mechanisms.frequency_oracles import GeneralizedRandomizedResponse, SubsetSelection  # noqa: PLC0415
     from .mechanisms.mechanism import check_labels, project_to_simplex  # noqa: PLC0415
 
-    eps, d = _check_target(epsilon, delta, "design_from_reports")
-    if not isinstance(oracle, FrequencyOracle):
-        raise TypeError(f"oracle must be a FrequencyOracle (e.g. pml_design.grr(n, eps1) or subset_selection(n, eps1)), "
-                        f"got {fmt(oracle)} of type {type(oracle).__name__}")
+    eps, d = _check_target(epsilon, delta, "design_from_report_counts")
+    oracle = _check_oracle(oracle)
     n = oracle.n
     labels = None if categories is None else check_labels(categories, None, "categories")
     if labels is not None and len(labels) != n:
         raise ValueError(f"categories has {len(labels)} entries but the oracle's alphabet has n = {n}")
     if oracle.gap <= 0:
         raise ValueError(f"oracle: epsilon = {oracle.epsilon!r} makes the reports independent of the inputs")
-    try:
-        counts = oracle.support_counts(reports)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"reports do not match the oracle {oracle.name} (n = {n}, epsilon = {oracle.epsilon:g}"
-                         + (f", k = {oracle.k}" if hasattr(oracle, "k") else "") + f"): {exc}") from None
-    n1 = int(np.shape(reports)[0])
+    n1 = check_positive_int(n_reports, "n_reports")
+    counts = np.asarray(support_counts)
+    if counts.shape != (n,) or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0) or np.any(counts > n1):
+        raise ValueError(f"support_counts must be {n} integers in [0, n_reports = {n1}], got {fmt(support_counts)}")
+    k = int(oracle.k) if isinstance(oracle, SubsetSelection) else 1 if isinstance(oracle, GeneralizedRandomizedResponse) \
+        else None
+    if k is not None and int(counts.sum()) != k * n1:  # every report supports exactly k values
+        raise ValueError(f"support_counts sum to {int(counts.sum())}, but {n1} reports of {oracle.name} support "
+                         f"exactly {k * n1} values")
     params = _oracle_params(oracle, n1)
     est = oracle.estimate_from_counts(counts, n1, project=False)
     if "p_star" in params:  # no constant support size: shift to sum 1 first (docs/design.md)
@@ -119,10 +178,22 @@ def design_from_reports(
                          f"delta={d!r} on {n} symbols: the radius {beta:.3g} >= 2 rules out no distribution; about "
                          f"{_reports_needed(params, n, d)} reports are needed for radius < 1")
     if not allow_zero and np.any(p_hat <= 0):
-        raise ValueError(f"the estimate from the reports is 0 for categories {np.flatnonzero(p_hat <= 0).tolist()} "
-                         "(lacks full support); pass allow_zero=True to keep the zeros, or collect more reports")
+        zero = np.flatnonzero(p_hat <= 0).tolist()
+        named = [labels[i] for i in zero] if labels is not None else zero
+        raise ValueError(f"the estimate from the reports is 0 for categories {named} (lacks full support); pass "
+                         "allow_zero=True to keep the zeros, or collect more reports")
     return _design_over_ball(p_hat, n1, d, beta, eps, labels, "ldp reports", params, utility=utility,
                              method=method, solver=solver, solver_options=solver_options)
+
+
+def _check_oracle(oracle: object) -> object:
+    """``oracle`` if it is a :class:`FrequencyOracle`, else a ``TypeError`` saying what to pass."""
+    from .mechanisms.frequency_oracles import FrequencyOracle  # noqa: PLC0415
+
+    if not isinstance(oracle, FrequencyOracle):
+        raise TypeError(f"oracle must be a FrequencyOracle (e.g. pml_design.grr(n, eps1) or subset_selection(n, eps1)), "
+                        f"got {fmt(oracle)} of type {type(oracle).__name__}")
+    return oracle
 
 
 def _reports_needed(params: dict, n: int, delta: float) -> int:

@@ -9,6 +9,7 @@ import pytest
 
 import pml_design as pml
 from pml_design.design.estimation import api as est_api
+from pml_design.design.estimation import rounds
 from pml_design.design.result import PMLDesignWarning, SolverFailedError
 from pml_design.uncertainty import L1Ball
 
@@ -41,7 +42,7 @@ def test_a_master_that_fails_numerically_leaves_the_certified_incumbent(monkeypa
     def broken(*args, **kwargs):
         raise SolverFailedError("estimation master: the Newton system is numerically singular", "singular")
 
-    monkeypatch.setattr(est_api, "solve_master", broken)
+    monkeypatch.setattr(rounds, "solve_master", broken)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = pml.design(uset, 1.0, utility="frequency_estimation", solver_options={"time_limit": 3})

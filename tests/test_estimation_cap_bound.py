@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pml_design as pml
-from pml_design.design.estimation import api
+from pml_design.design.estimation import api, rounds
 from pml_design.design.estimation import cap_bound as CAP
 from pml_design.design.estimation.api import design_frequency_estimation
 from pml_design.design.estimation.bound import _box_top, enumerated_rays
@@ -111,7 +111,7 @@ def test_it_tightens_the_box_where_the_ball_binds():
 def test_design_reports_it_without_a_second_cpu(monkeypatch):
     """Beyond COORDINATE_BOUND_MAX_N (lowered here) and without the background process the design runs it in its
     bound's share: ``info["cap_bound"]``, valid (≤ the design's error) and at least the box bound."""
-    monkeypatch.setattr(api, "COORDINATE_BOUND_MAX_N", 10)
+    monkeypatch.setattr(rounds, "COORDINATE_BOUND_MAX_N", 10)
     monkeypatch.setenv("PML_DESIGN_BACKGROUND_BOUND", "0")
     z = _zipf(40)
     uset, eps = L1Ball(z, 0.3), 1.0

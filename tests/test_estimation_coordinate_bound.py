@@ -114,9 +114,9 @@ def test_design_lower_bound_uses_it_and_stays_valid(monkeypatch):
         warnings.simplefilter("ignore")
         exact = design_frequency_estimation(uset, eps, FrequencyEstimation(), zipf, time_limit=30)
         assert exact.optimal
-        from pml_design.design.estimation import api
+        from pml_design.design.estimation import api, rounds
 
-        monkeypatch.setattr(api, "MAX_ENUMERATED_RAYS", 0)
+        monkeypatch.setattr(rounds, "MAX_ENUMERATED_RAYS", 0)
         res = design_frequency_estimation(uset, eps, FrequencyEstimation(), zipf, time_limit=6)
     assert not res.info["rays_enumerated"]
     assert res.lower_bound <= exact.utility * (1 + 1e-7)

@@ -326,7 +326,7 @@ def test_heuristic_rounds_end_where_the_master_stalls(monkeypatch):
     gap of 0.8 %; exact centering ends in 0.2 s). The bound stays below the enumerated optimum."""
     import time
 
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
 
     rng = np.random.default_rng(7)
     rng.dirichlet(np.ones(6))
@@ -335,17 +335,17 @@ def test_heuristic_rounds_end_where_the_master_stalls(monkeypatch):
     opt = design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 8})
     assert opt.optimal
     seen = []
-    orig = api.solve_master
+    orig = rounds.solve_master
 
     def spy(*a, **kw):
         seen.append(kw.get("loose"))
         return orig(*a, **kw)
 
-    monkeypatch.setattr(api, "solve_master", spy)
+    monkeypatch.setattr(rounds, "solve_master", spy)
     design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 8})
     assert seen and not any(seen)  # enumerated pricing: exact centering only
     seen.clear()
-    monkeypatch.setattr(api, "_all_rays", lambda *a, **k: None)  # heuristic pricing forced
+    monkeypatch.setattr(rounds, "_all_rays", lambda *a, **k: None)  # heuristic pricing forced
     t = time.perf_counter()
     res = design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 4})
     assert time.perf_counter() - t < 2.5

@@ -281,32 +281,32 @@ def test_stalled_rounds_follow_the_same_path_whatever_the_time_limit(monkeypatch
     """Beyond enumeration the stalled rounds' branch and bound and the three-level search have work budgets, not
     wall-clock ones: the same rounds give the same design under any time limit, so a longer limit only runs them
     further (before, the stall budget was 5 % of the limit and the paths parted at the first stall)."""
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
 
     zipf = 1 / np.arange(1, 21) ** 1.1
     zipf /= zipf.sum()
     ball, util = pml.L1Ball(zipf, 0.4), pml.FrequencyEstimation()
-    monkeypatch.setattr(api, "STALL_WORK", 20)
+    monkeypatch.setattr(rounds, "STALL_WORK", 20)
     calls = {"n": 0}
-    local = api.local_pricing
+    local = rounds.local_pricing
 
     def stalling(*args, **kwargs):  # every third round the heuristic pricing finds nothing: the branch and bound prices
         calls["n"] += 1
         out = local(*args, **kwargs)
         return out[:, :0] if calls["n"] % 3 == 0 else out
 
-    nested = api.nested_pricing
-    monkeypatch.setattr(api, "local_pricing", stalling)
-    monkeypatch.setattr(api, "nested_pricing",
+    nested = rounds.nested_pricing
+    monkeypatch.setattr(rounds, "local_pricing", stalling)
+    monkeypatch.setattr(rounds, "nested_pricing",
                         lambda *a, **k: nested(*a, **k)[:, :0] if calls["n"] % 3 == 0 else nested(*a, **k))
     # after the rounds only the reported bound is refined, with the rest of the limit: skipped here
     from pml_design.design.estimation.bound import RayValueBounds
     from pml_design.design.estimation.coordinate_bound import CoordinateBound
 
-    stall_bounds = api.ray_value_bounds
-    monkeypatch.setattr(api, "ray_value_bounds", lambda *a, **k: stall_bounds(*a, **k) if "work" in k
+    stall_bounds = rounds.ray_value_bounds
+    monkeypatch.setattr(rounds, "ray_value_bounds", lambda *a, **k: stall_bounds(*a, **k) if "work" in k
                         else RayValueBounds(np.inf, -np.inf, None, 0, "none"))
-    monkeypatch.setattr(api, "coordinate_bound", lambda *a, **k: CoordinateBound(-np.inf, np.inf, 0, "none"))
+    monkeypatch.setattr(rounds, "coordinate_bound", lambda *a, **k: CoordinateBound(-np.inf, np.inf, 0, "none"))
     runs = {}
     for limit, k in ((10.0, 4), (60.0, 4), (60.0, 7)):
         calls["n"] = 0
@@ -322,26 +322,26 @@ def test_a_stalled_search_searches_again_larger(monkeypatch):
     same work budget), and later rounds keep the larger search: the cheap search stalls where heavier ones still find
     columns (Adult ε = 4, 300 s: the run stopped at 251 s). Here the search is blinded below 32 starts, so without
     the escalation the first round would stall."""
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
 
     zipf = 1 / np.arange(1, 21) ** 1.1
     zipf /= zipf.sum()
     ball, util = pml.L1Ball(zipf, 0.4), pml.FrequencyEstimation()
     seen = []
-    nested = api.nested_pricing
+    nested = rounds.nested_pricing
 
     def blind(*args, **kwargs):
         seen.append((kwargs["restarts"], kwargs["work"]))
         out = nested(*args, **kwargs)
-        return out if kwargs["restarts"] >= 4 * api.NESTED_RESTARTS else out[:, :0]
+        return out if kwargs["restarts"] >= 4 * rounds.NESTED_RESTARTS else out[:, :0]
 
-    monkeypatch.setattr(api, "local_pricing", lambda *a, **k: np.zeros((20, 0)))
-    monkeypatch.setattr(api, "nested_pricing", blind)
+    monkeypatch.setattr(rounds, "local_pricing", lambda *a, **k: np.zeros((20, 0)))
+    monkeypatch.setattr(rounds, "nested_pricing", blind)
     res = design_frequency_estimation(ball, 1.0, util, zipf, time_limit=8.0, max_iter=4)
     assert res.info["iterations"] == 4 and res.info["search_escalations"] == 1
-    base = max(api.NESTED_WORK // 20, 1)
-    assert seen[:2] == [(api.NESTED_RESTARTS, base), (4 * api.NESTED_RESTARTS, base)]  # same work: bounded
-    assert all(r == 4 * api.NESTED_RESTARTS for r, _ in seen[2:])  # the larger search is kept
+    base = max(rounds.NESTED_WORK // 20, 1)
+    assert seen[:2] == [(rounds.NESTED_RESTARTS, base), (4 * rounds.NESTED_RESTARTS, base)]  # same work: bounded
+    assert all(r == 4 * rounds.NESTED_RESTARTS for r, _ in seen[2:])  # the larger search is kept
 
 
 def test_a_max_iter_stop_returns_early_with_a_bound():
@@ -415,7 +415,7 @@ def test_ldp_optimum_at_eps_zero_is_infinite_and_compare_with_ldp_still_works():
 def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
     """Zipf 300, ε = 2: the closed form's first (cyclotomic e = 9) has a larger MLE error at the prior than its
     second (e = 8); the design seeds with the second. Exact errors recomputed here from the built channels."""
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
     from pml_design.design.estimation import seeds as seeds_module
 
     n, eps = 300, 2.0
@@ -440,7 +440,7 @@ def test_the_seed_is_the_candidate_with_the_smallest_exact_error():
 def test_a_limit_too_short_for_the_next_seed_ends_the_call_with_the_best_seed(monkeypatch):
     """When the next candidate does not fit before the deadline, nothing else runs (every limit runs the same stages
     in the same order, so a longer limit is never worse): the result is the best seed evaluated, certified."""
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
 
     n, eps = 300, 2.0
     p = _zipf(n)
@@ -524,7 +524,7 @@ def test_a_compact_channel_far_from_the_ldp_optimum_gets_a_larger_budget():
     """At the base budget max(4096, 8N) the best closed form was 12 % above the LDP optimum at N = 200, ε = 4
     (uniform) and 6.5 % at N = 100: the budget is doubled until it is within SEED_BUDGET_RTOL (docs/design.md §7).
     Where the base budget is close, it is kept."""
-    from pml_design.design.estimation import api
+    from pml_design.design.estimation import api, rounds
     from pml_design.design.estimation.seeds import SEED_BUDGET_RTOL, seed_budget
 
     for n, eps, p in ((200, 4.0, np.full(200, 1 / 200)), (100, 4.0, np.full(100, 1 / 100))):

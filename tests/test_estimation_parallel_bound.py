@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import pml_design as pml
-from pml_design.design.estimation import api
+from pml_design.design.estimation import api, rounds
 from pml_design.design.estimation import parallel_bound as PB
 from pml_design.design.utilities import FrequencyEstimation
 from pml_design.uncertainty import L1Ball
@@ -143,8 +143,8 @@ def test_with_it_the_rounds_take_the_end_of_run_relaxations_time(monkeypatch):
     p /= p.sum()
     uset = L1Ball(p, 0.3)
     calls = []
-    moment = api.moment_bound
-    monkeypatch.setattr(api, "moment_bound", lambda *a, **k: calls.append("moment") or moment(*a, **k))
+    moment = rounds.moment_bound
+    monkeypatch.setattr(rounds, "moment_bound", lambda *a, **k: calls.append("moment") or moment(*a, **k))
     for enabled in (True, False):
         calls.clear()
         monkeypatch.setattr(PB, "ENABLED", enabled)
@@ -251,9 +251,9 @@ def test_the_offered_rays_are_the_design_s_heaviest():
     W = rng.dirichlet(np.ones(200), size=n)
     W[:, 3] = 0.0  # a column no prior reaches is not a ray
     p = rng.dirichlet(np.ones(n))
-    R, w = api._as_rays(V, x, W, p)
+    R, w = rounds._as_rays(V, x, W, p)
     top = np.argsort(-w)[: 8 * n]
-    Rh, wh = api._heaviest_rays(V, x, W, p, 8 * n)
+    Rh, wh = rounds._heaviest_rays(V, x, W, p, 8 * n)
     assert np.array_equal(Rh, R[:, top]) and np.array_equal(wh, w[top])
 
 

@@ -137,9 +137,9 @@ def test_valid_only_leaves_out_exactly_the_masks_without_a_column():
 
 
 def test_master_columns_give_back_their_level_sets_as_starts():
-    """``api._level_states`` inverts ``nested_directions`` (a column's top level is U, its zeros are outside V) for
+    """``rounds._level_states`` inverts ``nested_directions`` (a column's top level is U, its zeros are outside V) for
     the heaviest columns, in weight order; two-level columns (V = everything) come back with no symbol out."""
-    from pml_design.design.estimation.api import _level_states
+    from pml_design.design.estimation.rounds import _level_states
 
     rng = np.random.default_rng(8)
     n = 9

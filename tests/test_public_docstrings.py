@@ -63,6 +63,7 @@ CHECKED: tuple[str, ...] = (
     "pml_design.design.estimation.pricing",
     "pml_design.design.estimation.rank_one",
     "pml_design.design.estimation.reduce",
+    "pml_design.design.estimation.rounds",
     "pml_design.design.estimation.seeds",
     "pml_design.design.exact",
     "pml_design.design.linear.backends",

@@ -88,6 +88,22 @@ confidence = argument_type(float, lambda v: 0 < v < 1, "must lie in (0, 1), e.g.
 unit_interval = argument_type(float, lambda v: 0 <= v <= 1, "must lie in [0, 1]")
 
 
+def parse_categories(spec: str) -> list[str]:
+    """The public ``--categories A,B,...`` list: at least 2 distinct, non-empty names, each its exact text.
+
+    Nothing is stripped, as for labels everywhere (docs/cli.md): a name with surrounding whitespace (``'a, b'``) is
+    refused, naming it, instead of being matched to ``'b'`` silently or to no value of the data."""
+    cats = spec.split(",")
+    padded = [c for c in cats if c.strip() and c != c.strip()]
+    if padded:
+        raise CliError(f"argument --categories: {padded[0]!r} has surrounding whitespace; category names are exact "
+                       "text, as labels everywhere (nothing is stripped): write them without spaces around the "
+                       f"commas, e.g. {','.join(c.strip() for c in cats)!r}")
+    if len(cats) < 2 or any(not c for c in cats) or len(set(cats)) != len(cats):
+        raise CliError(f"argument --categories: need at least 2 distinct, non-empty names, got {spec!r}")
+    return cats
+
+
 #: Library parameter names -> the command-line option that sets them (to name the argument in errors).
 OPTION_OF = {
     "epsilon": "--epsilon", "delta": "--delta", "delta2": "--delta2", "radius": "--radius", "alpha": "--alpha",
@@ -175,6 +191,22 @@ def print_json(obj: Any) -> None:
     print(text)
 
 
+def privatized_summary(args: argparse.Namespace, summary: dict, used: str) -> bool:
+    """Say what ``privatize`` wrote: the ``--seed`` warning on stderr (also with ``--json``: a seeded output must not
+    be released unawares), then ``summary`` as JSON (returns True) or two lines naming ``used`` (returns False)."""
+    if args.seed is not None:
+        sys.stderr.write(f"{PROG}: warning: --seed {args.seed} makes this output reproducible: whoever knows the seed "
+                         "can undo its noise, so the guarantee does not hold for it; a release must omit --seed (fresh "
+                         "OS entropy)\n")
+    if args.json:
+        print_json(summary)
+        return True
+    print(f"privatized column {args.column!r} of {summary['rows']} rows with {used} in {summary['seconds']:.2f} s "
+          f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}")
+    print(f"guarantee: {summary['statement']}")
+    return False
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A plain-text table: the first column left-aligned, the others right-aligned, floats with 4 digits."""
     import numpy as np  # noqa: PLC0415
@@ -233,7 +265,7 @@ def _counts_separator(line: str) -> str | None:
     return next((c for c in "\t;," if c in line), None)  # (more than two fields either way: refused below)
 
 
-def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
+def read_counts(path: str, *, quote_labels: bool = True) -> tuple[np.ndarray, list[str]]:
     """Counts per category from a file: one ``count`` or ``label,count`` per line (header line optional).
 
     One separator for the whole file, from its first line: the first of tab, semicolon or comma that splits it
@@ -241,6 +273,9 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
     (``phone,1,200`` was read as phone = 200), and so is a count that is not plain digits (``1.000``, ``12,345``:
     ambiguous). A header is the first line only if its last field is a name (letters, no digits), e.g.
     ``category,count``; a first line such as ``a,1x`` is an error, not a header. Labels must be distinct.
+    ``quote_labels=False`` (counts of records protected by ``--dp-epsilon``: a label may be a record's value): no
+    message names a label, and a file with fewer than 2 (or no) labels is not refused (the public ``--categories``
+    decide).
     """
     from .._validation import not_a_file_reason  # noqa: PLC0415
 
@@ -288,14 +323,16 @@ def read_counts(path: str) -> tuple[np.ndarray, list[str]]:
         value = float(int(parts[-1]))
         label = parts[0] if len(parts) > 1 else str(len(labels))
         if label in first_line:
-            raise CliError(f"argument --counts: {path}, line {lineno}: duplicate label {label!r} (first on line "
-                           f"{first_line[label]})")
+            shown, why = (f" {label!r}", "") if quote_labels else ("", "; not shown: with --dp-epsilon a label may "
+                                                                  "be the value of a protected record")
+            raise CliError(f"argument --counts: {path}, line {lineno}: duplicate label{shown} (first on line "
+                           f"{first_line[label]}{why})")
         first_line[label] = lineno
         counts.append(value)
         labels.append(label)
-    if not counts:
-        raise CliError(f"argument --counts: {path} holds no counts (file is empty)")
-    if len(counts) < 2:
+    if not counts and quote_labels:  # (with --dp-epsilon: not refused, that would tell that there is no record;
+        raise CliError(f"argument --counts: {path} holds no counts (file is empty)")  # the public --categories count)
+    if len(counts) < 2 and quote_labels:
         raise CliError(f"argument --counts: {path} must hold at least 2 categories, got {len(counts)}")
     import numpy as np  # noqa: PLC0415
 

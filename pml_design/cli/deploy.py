@@ -9,20 +9,33 @@ import time
 import warnings
 from typing import Any
 
-from ._common import FORMATTER, PROG, CliError, confidence, nonneg_int, print_json, table, table_source
+from ._common import (
+    FORMATTER,
+    PROG,
+    CliError,
+    confidence,
+    nonneg_int,
+    print_json,
+    privatized_summary,
+    table,
+    table_source,
+)
+from .cohort import add_oracle_arguments, run_privatize_oracle
 
 
 def add_parser(sub: Any) -> None:
     """Register ``privatize`` and ``estimate`` on the subparsers ``sub`` of the ``pml-design`` parser."""
     p = sub.add_parser("privatize", formatter_class=FORMATTER, help="privatize a column of a CSV/Parquet file",
                        description="Write a copy of a CSV (or Parquet) file with one column's values replaced by "
-                       "privatized labels drawn from a mechanism file (pml-design design -o). The file is streamed in "
-                       "batches (memory does not grow with its size); the output is written to a temporary file "
-                       "and renamed only on success.")
-    _deploy_arguments(p)
+                       "privatized labels drawn from a mechanism file (pml-design design -o), or, for a first cohort "
+                       "without a mechanism file, by the reports of an epsilon_1-LDP frequency oracle (--oracle, "
+                       "--ldp-epsilon, --categories instead of MECHANISM; then 'pml-design design --reports'). The "
+                       "file is streamed in batches (memory does not grow with its size); the output is written to a "
+                       "temporary file and renamed only on success.")
+    _deploy_arguments(p, oracle=True)
     p.add_argument("--seed", type=nonneg_int, default=None, help="random seed, for tests only: whoever knows the "
-                   "seed of a release can undo its noise (default: fresh OS entropy, what a release must use); the "
-                   "result does not depend on the batch size")
+                   "seed of a release can undo its noise (default: fresh OS entropy, what a release must use); with "
+                   "MECHANISM the result does not depend on the batch size")
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
                    "never an input, never a directory")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")
@@ -43,9 +56,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run_estimate)
 
 
-def _deploy_arguments(p: argparse.ArgumentParser) -> None:
-    """MECHANISM, --csv/--parquet, --column, --delimiter, --no-progress (privatize and estimate)."""
-    p.add_argument("mechanism", metavar="MECHANISM", help="mechanism file (JSON) written by 'pml-design design -o'")
+def _deploy_arguments(p: argparse.ArgumentParser, oracle: bool = False) -> None:
+    """MECHANISM, --csv/--parquet, --column, --delimiter, --no-progress (privatize and estimate); with ``oracle``
+    MECHANISM is optional and ``--oracle``, ``--ldp-epsilon``, ``--k``, ``--categories`` replace it (privatize)."""
+    if oracle:
+        p.add_argument("mechanism", metavar="MECHANISM", nargs="?", default=None, help="mechanism file (JSON) "
+                       "written by 'pml-design design -o'; or none, and --oracle with --ldp-epsilon and --categories")
+        add_oracle_arguments(p, "that privatizes a first cohort (instead of MECHANISM)")
+        p.add_argument("--categories", metavar="A,B,...", default=None, help="with --oracle: the public list of "
+                       "categories, comma-separated, in a fixed order (required: the values present in the data are "
+                       "not public); every value of the column must be one of them")
+    else:
+        p.add_argument("mechanism", metavar="MECHANISM", help="mechanism file (JSON) written by 'pml-design design -o'")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--csv", metavar="FILE", help="CSV file with a header row")
     src.add_argument("--parquet", metavar="FILE", help="Parquet file (needs pyarrow)")
@@ -85,6 +107,14 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def run_privatize(args: argparse.Namespace) -> int:
     """Run ``pml-design privatize``; returns the exit status."""
+    if args.oracle is not None or args.mechanism is None:  # a first cohort's LDP reports (cli/cohort.py)
+        if args.mechanism is None and args.oracle is None:
+            raise CliError("argument MECHANISM: give a mechanism file (pml-design design -o), or --oracle with "
+                           "--ldp-epsilon and --categories for a first cohort's LDP reports")
+        return run_privatize_oracle(args)
+    for opt, value in (("--ldp-epsilon", args.ldp_epsilon), ("--k", args.k), ("--categories", args.categories)):
+        if value is not None:
+            raise CliError(f"argument {opt}: only with --oracle (MECHANISM {args.mechanism} fixes the mechanism)")
     import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run
 
     from ..deploy.streaming import privatize_table  # noqa: PLC0415
@@ -100,16 +130,8 @@ def run_privatize(args: argparse.Namespace) -> int:
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
                "design_data_privatized": design_data}
-    if args.seed is not None:  # (stderr, with --json too: a seeded output must not be released unawares)
-        sys.stderr.write(f"pml-design: warning: --seed {args.seed} makes this output reproducible: whoever knows the "
-                         "seed can undo its noise, so the guarantee does not hold for it; a release must omit --seed "
-                         "(fresh OS entropy)\n")
-    if args.json:
-        print_json(summary)
+    if privatized_summary(args, summary, args.mechanism):
         return 0
-    print(f"privatized column {args.column!r} of {rows} rows with {args.mechanism} in {elapsed:.2f} s "
-          f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}")
-    print(f"guarantee: {summary['statement']}")
     if design_data:
         print("note: these are the records the mechanism was designed on (--allow-design-data): the mechanism file "
               "publishes their counts; the guarantee does not cover them")

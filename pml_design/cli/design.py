@@ -25,11 +25,13 @@ from ._common import (
     design_epsilon,
     failure_probability,
     jsonable,
+    parse_categories,
     positive_float,
     print_json,
     read_counts,
     table_source,
 )
+from .cohort import add_oracle_arguments
 
 
 def add_parser(sub: Any) -> None:
@@ -42,7 +44,11 @@ def add_parser(sub: Any) -> None:
     src.add_argument("--csv", metavar="FILE", help="CSV file with a header row")
     src.add_argument("--parquet", metavar="FILE", help="Parquet file (instead of --csv)")
     src.add_argument("--counts", metavar="FILE", help="file with one 'count' or 'label,count' per line")
-    p.add_argument("--column", help="column of --csv (header name or 0-based index)")
+    src.add_argument("--reports", metavar="FILE", help="a first cohort's LDP reports (CSV, or Parquet by the suffix "
+                     ".parquet), as written by 'pml-design privatize --oracle': P-hat is the oracle's estimate and the "
+                     "radius is widened for the reports (needs --column, --oracle, --ldp-epsilon, --categories, "
+                     "--delta); docs/cli.md, 'A first cohort of LDP reports'")
+    p.add_argument("--column", help="column of --csv/--parquet/--reports (header name or 0-based index)")
     p.add_argument("--delimiter", default=None, help="CSV delimiter (default: detected)")
     p.add_argument("--epsilon", type=design_epsilon, required=True, help="privacy parameter epsilon")
     rad = p.add_mutually_exclusive_group(required=True)
@@ -53,7 +59,9 @@ def add_parser(sub: Any) -> None:
                    "Laplace noise, add/remove one record) and widen the radius accordingly (needs --delta; with "
                    "--csv/--parquet also --categories); docs/design.md section 11")
     p.add_argument("--categories", metavar="A,B,...", default=None,
-                   help="the public list of categories (comma-separated; default: the values in the data)")
+                   help="the public list of categories (comma-separated; default: the values in the data; required "
+                   "with --reports, in the order given to 'privatize --oracle')")
+    add_oracle_arguments(p, "of the reports of --reports, as given to 'privatize --oracle'")
     p.add_argument("--utility", choices=UTILITIES, default="frequency_estimation", help="utility to optimise; the "
                    "default, frequency_estimation, serves the next steps (privatize, estimate): it minimises the "
                    "error of the frequencies estimated from the reports")
@@ -156,8 +164,6 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pml-design design``; returns the exit status."""
-    from dataclasses import replace  # noqa: PLC0415
-
     started = time.perf_counter()
 
     import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run
@@ -171,52 +177,18 @@ def run(args: argparse.Namespace) -> int:
     if args.parquet is not None and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     outputs = _output_paths(args)
-    if args.csv is not None or args.parquet is not None:
-        option = "--csv" if args.csv is not None else "--parquet"
-        if args.column is None:
-            raise CliError(f"argument --column: required with {option}")
-        path = args.csv if args.csv is not None else args.parquet
-        # the design column's SHA-256 in the same pass (not with --dp-epsilon: no hash of DP-protected records)
-        digest = hashlib.sha256() if args.dp_epsilon is None else None
-        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None,
-                                           digest=digest, quote_values=args.dp_epsilon is None)
-        source = {option[2:]: path, "column": args.column}
+    if args.reports is not None:  # a first cohort's LDP reports (cli/cohort.py)
+        from .cohort import design_from_report_file  # noqa: PLC0415
+
+        est, labels, source, kept_back = design_from_report_file(args, started, outputs is not None)
+        res, p_hat, radius, delta, m, counts = est.result, est.p_hat, est.radius, est.delta, est.m, None
+        statement, n = est.statement(), len(labels)
     else:
-        counts, labels = read_counts(args.counts)
-        source = {"counts": args.counts}
-        digest = None
-    if args.categories is not None:
-        labels, counts = _on_categories(labels, counts, args.categories)
-    elif args.dp_epsilon is not None:  # a counts file too: its labels are usually what the data hold
-        raise CliError("argument --dp-epsilon: give the public list of categories with --categories (the values "
-                       "present in the data, and the labels of a counts file made from them, are not private)")
-    if args.dp_epsilon is not None and args.delta is None:
-        raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
-                       "noise), not --radius")
-    n = len(labels)
-    if n < 2:
-        raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
-    m = int(counts.sum())
-    if m == 0:
-        raise CliError("argument --counts: all counts are zero")
-    design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
-    with _share_named(design_limit, args.time_limit, 2 if args.compare else 1):  # warnings name the design's share
-        if args.delta is not None:
-            est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta,
-                                         counts=True, categories=labels, utility=args.utility, method=args.method,
-                                         solver=args.solver, allow_zero=args.allow_zero,
-                                         solver_options=_solver_options(args, design_limit), dp_epsilon=args.dp_epsilon)
-            res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
-            statement = est.statement()
-            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
-        else:
-            p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
-            res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
-                            solver=args.solver, solver_options=_solver_options(args, design_limit)).with_labels(labels)
-            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
-            radius, delta = float(args.radius), None
-            statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
-                         f"the estimate from m={m} samples")
+        if any(v is not None for v in (args.oracle, args.ldp_epsilon, args.k)):
+            opt = "--oracle" if args.oracle is not None else "--ldp-epsilon" if args.ldp_epsilon is not None else "--k"
+            raise CliError(f"argument {opt}: only with --reports (the oracle of a first cohort's LDP reports)")
+        res, p_hat, radius, delta, statement, est, labels, counts, m, n, source, kept_back = \
+            _design_from_data(args, started, outputs)
     out: dict[str, Any] = {
         "source": source,
         "categories": labels,
@@ -245,8 +217,8 @@ def run(args: argparse.Namespace) -> int:
         "disclosure": res.disclosure(),
         "design_data": res.info["design_data"],
     }
-    if args.dp_epsilon is not None:  # only the DP release may leave: no exact counts, no exact m
-        del out["counts"]
+    if args.dp_epsilon is not None or args.reports is not None:  # only the DP release / the LDP estimate may leave:
+        del out["counts"]                                               # no exact counts, no exact m
         out.update(m=est.m, prior_source=est.prior_source, prior_params=est.prior_params)
         m = est.m
     if args.compare:
@@ -266,9 +238,11 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     what = (f"{args.dp_epsilon:g}-DP estimate (noisy counts; at least m={m} records)" if args.dp_epsilon is not None
-            else f"estimate from m={m} samples")
+            else f"{args.ldp_epsilon:g}-LDP estimate from m={m} reports ({est.prior_params['oracle']})"
+            if args.reports is not None else f"estimate from m={m} samples")
     print(f"{what} over {n} categories: " + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
-    how = "widened for the DP noise, docs/design.md section 11" if args.dp_epsilon is not None else "core paper eq. (7)"
+    how = ("widened for the DP noise, docs/design.md section 11" if args.dp_epsilon is not None else "for the LDP "
+           "reports, docs/design.md section 11.2" if args.reports is not None else "core paper eq. (7)")
     print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, {how})" if delta is not None else ""))
     if res.sense == "min":
         bound = f"lower bound {res.lower_bound:.6g}" if np.isfinite(res.lower_bound) else "no lower bound"
@@ -302,6 +276,65 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) -> tuple:
+    """The design from ``--csv``/``--parquet``/``--counts``: ``(res, p_hat, radius, delta, statement, est, labels,
+    counts, m, n, source, kept_back)`` (``est``: the :class:`EstimatedDesign` with ``--delta``, else None)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    import pml_design as pml  # noqa: PLC0415
+
+    est = None
+    # with --dp-epsilon the arguments are checked before the protected data are read; a counts file needs the public
+    # categories too (its labels are usually what the data hold)
+    if args.dp_epsilon is not None and args.categories is None:
+        raise CliError("argument --dp-epsilon: give the public list of categories with --categories (the values "
+                       "present in the data, and the labels of a counts file made from them, are not private)")
+    if args.dp_epsilon is not None and args.delta is None:
+        raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
+                       "noise), not --radius")
+    if args.csv is not None or args.parquet is not None:
+        option = "--csv" if args.csv is not None else "--parquet"
+        if args.column is None:
+            raise CliError(f"argument --column: required with {option}")
+        path = args.csv if args.csv is not None else args.parquet
+        # the design column's SHA-256 in the same pass (not with --dp-epsilon: no hash of DP-protected records)
+        digest = hashlib.sha256() if args.dp_epsilon is None else None
+        labels, counts = csv_column_counts(path, args.column, args.delimiter, option, args.parquet is not None,
+                                           digest=digest, quote_values=args.dp_epsilon is None)
+        source = {option[2:]: path, "column": args.column}
+    else:
+        counts, labels = read_counts(args.counts, quote_labels=args.dp_epsilon is None)
+        source = {"counts": args.counts}
+        digest = None
+    if args.categories is not None:
+        labels, counts = _on_categories(labels, counts, args.categories)
+    n = len(labels)
+    if n < 2:
+        raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
+    m = int(counts.sum())
+    if m == 0 and args.dp_epsilon is None:  # (with --dp-epsilon not refused: that would tell that there is no record;
+        raise CliError("argument --counts: all counts are zero")  # the DP release decides, docs/design.md §11.1)
+    design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
+    with _share_named(design_limit, args.time_limit, 2 if args.compare else 1):  # warnings name the design's share
+        if args.delta is not None:
+            est = pml.design_from_samples(dict(zip(labels, counts.tolist())), None, args.epsilon, args.delta,
+                                         counts=True, categories=labels, utility=args.utility, method=args.method,
+                                         solver=args.solver, allow_zero=args.allow_zero,
+                                         solver_options=_solver_options(args, design_limit), dp_epsilon=args.dp_epsilon)
+            res, p_hat, radius, delta = est.result, est.p_hat, est.radius, est.delta
+            statement = est.statement()
+            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
+        else:
+            p_hat = pml.counts_distribution(counts, allow_zero=args.allow_zero)
+            res = pml.design(pml.L1Ball(p_hat, args.radius), args.epsilon, utility=args.utility, method=args.method,
+                            solver=args.solver, solver_options=_solver_options(args, design_limit)).with_labels(labels)
+            res = replace(res, info={**res.info, "design_data": _fingerprint(args, counts, digest)})
+            radius, delta = float(args.radius), None
+            statement = (f"{res.certified_epsilon:.6g}-PML for every distribution within l1 distance {radius:.4g} of "
+                         f"the estimate from m={m} samples")
+    return res, p_hat, radius, delta, statement, est, labels, counts, m, n, source, kept_back
+
+
 def _fingerprint(args: argparse.Namespace, counts: Any, digest: Any) -> dict:
     """``design_data`` of the mechanism file: the design column's SHA-256 (:func:`pml_design.pipeline.design_fingerprint`)."""
     from ..pipeline import design_fingerprint  # noqa: PLC0415
@@ -318,9 +351,7 @@ def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
     """The counts re-indexed on the public ``--categories`` list (absent categories count 0)."""
     import numpy as np  # noqa: PLC0415
 
-    cats = [c.strip() for c in spec.split(",")]
-    if len(cats) < 2 or any(not c for c in cats) or len(set(cats)) != len(cats):
-        raise CliError(f"argument --categories: need at least 2 distinct, non-empty names, got {spec!r}")
+    cats = parse_categories(spec)
     index = {c: i for i, c in enumerate(cats)}
     outside = [lab for lab, cnt in zip(labels, counts) if str(lab) not in index and cnt > 0]
     if outside:
@@ -347,7 +378,7 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     p = pathlib.Path(prefix)
     if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json: mech.json and mech.csv, not mech.json.json
         p = p.with_suffix("")
-    inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts")]
+    inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts"), (args.reports, "--reports")]
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
     jpath = check_output_path(p.with_name(p.name + ".json"), own_kind=is_mechanism_file,
                               kind="pml-design mechanism file", **common)

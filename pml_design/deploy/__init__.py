@@ -6,6 +6,7 @@ module                      implements
 :mod:`.file`                mechanism files: save, load (hash-checked, re-certified, core Definition 5)
 :mod:`.dataframe`           privatize a column of a pandas / Dask DataFrame (per-partition seeds)
 :mod:`.streaming`           streamed CSV / Parquet privatize and estimate (the command line's engine)
+:mod:`.reports`             a first cohort's LDP oracle reports as text: privatize a table, count them back
 :mod:`.split`               a random disjoint split of a table: design records apart from released ones
 :mod:`.guard`               fingerprints of the design records; privatizing them is refused
 ==========================  ==========================================================================

@@ -28,7 +28,8 @@ import numpy as np
 
 from .._validation import not_a_file_reason
 
-__all__ = ["MISSING_VALUES", "TableError", "TableSource", "column_counts", "privatize_table", "report_counts"]
+__all__ = ["MISSING_VALUES", "TableError", "TableSource", "column_counts", "privatize_table", "report_counts",
+           "rewrite_column"]
 
 #: Cell values treated as missing when counting categories for a design (they are not categories).
 MISSING_VALUES: tuple[str, ...] = ("", "?", "NA", "nan", "NaN")
@@ -223,7 +224,7 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False,
     ``digest``: a ``hashlib`` object fed the column in the same pass, as
     :func:`~pml_design.deploy.guard.table_column_sha256` hashes it (the design-data fingerprint without a second
     read of the file). ``quote_values=False`` (records a differentially private release protects): no error
-    message names a value of the column.
+    message names a value of the column, and a column without values is not refused (no labels, no counts).
 
     Implements: the streamed count of the design data (module docstring); one pass over the file in batches.
 
@@ -270,7 +271,7 @@ def column_counts(source: TableSource, column: str, *, progress: bool = False,
             bar.update(source.bytes_read - bar.n)
     for v in [v for v in totals if v.strip() in MISSING_VALUES]:  # blank, whitespace-only, '?', NA: missing
         del totals[v]
-    if not totals:
+    if not totals and quote_values:  # (records a DP release protects: not refused, that would tell there is none)
         raise TableError(f"argument --column: column {column!r} of {source.path} has no values (every cell is "
                          f"empty or one of {list(MISSING_VALUES[1:])})")
     labels = sorted(totals)
@@ -394,20 +395,61 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
         ``output`` would destroy a file (:func:`~pml_design.deploy.output.check_output_path`).
     """
     import pyarrow as pa  # noqa: PLC0415
+
+    mech_file = (getattr(mechanism, "metadata", None) or {}).get("path")
+    out_values = pa.array(_label_strings(mechanism.output_labels, "output labels"), type=pa.string())
+
+    def reports(codes: np.ndarray) -> Any:
+        return out_values.take(pa.array(mechanism.privatize_codes(codes, rng)))
+
+    return rewrite_column(source, column, _label_strings(mechanism.labels, "labels"), reports, output,
+                          inputs=[(mech_file, "MECHANISM")], progress=progress, overwrite=overwrite,
+                          check_column=check_column)
+
+
+def rewrite_column(source: TableSource, column: str, labels: Sequence[str], reports: Any, output: object, *,
+                   inputs: Sequence[tuple[object, str]] = (), progress: bool = False, overwrite: bool = False,
+                   check_column: Any = None) -> int:
+    """Write ``source`` to ``output`` with ``column``'s labels replaced by ``reports(codes)``; returns the row count.
+
+    Implements: the streamed, atomic rewrite behind :func:`privatize_table` (and the LDP oracles' privatize of
+    :mod:`pml_design.deploy.reports`): batch by batch, each cell's position in ``labels`` (exact text; a cell
+    outside them is an error that names no value, the input being protected records) is handed to ``reports``,
+    whose text column replaces it. The output goes to a temporary sibling renamed only on success.
+
+    Parameters
+    ----------
+    source : TableSource
+        The input table (protected records).
+    column : str
+        The column to replace: a name, or a 0-based index if no column has that name.
+    labels : sequence of str
+        The known input labels, distinct as text; a cell's code is its position here.
+    reports : callable
+        ``reports(codes)`` → a pyarrow string array of the same length (the privatized column of one batch).
+    output : str or os.PathLike
+        The output file (``.parquet``/``.pq``: Parquet, else CSV with the input's delimiter).
+    inputs : sequence of (path, option), optional
+        Further inputs the output may not be (besides ``source``), e.g. the mechanism file.
+    progress, overwrite, check_column
+        As in :func:`privatize_table`.
+
+    Returns
+    -------
+    int
+        The row count, as :func:`privatize_table` returns it (and raises as it does, ``labels`` for the mechanism's).
+    """
+    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     from .file import temporary_sibling  # noqa: PLC0415
-    from .output import check_output_path  # noqa: PLC0415
     from .guard import update_column_digest  # noqa: PLC0415
+    from .output import check_output_path  # noqa: PLC0415
 
     name = source.resolve(column)
-    mech_file = (getattr(mechanism, "metadata", None) or {}).get("path")
-    target = check_output_path(output, inputs=[(source.path, source.option), (mech_file, "MECHANISM")],
-                               kind="privatized copy", overwrite=overwrite, option="argument --output",
-                               force_hint="--force")
-    labels = _label_strings(mechanism.labels, "labels")
-    value_set = pa.array(labels, type=pa.string())
-    out_values = pa.array(_label_strings(mechanism.output_labels, "output labels"), type=pa.string())
+    target = check_output_path(output, inputs=[(source.path, source.option), *inputs], kind="privatized copy",
+                               overwrite=overwrite, option="argument --output", force_hint="--force")
+    value_set = pa.array(list(labels), type=pa.string())
     j = source.header.index(name)
     fd, tmp = temporary_sibling(target)
     rows = 0
@@ -424,9 +466,8 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
                 x = _codes(batch.column(j), value_set, source, column, labels, rows, "labels")
                 if digest is not None:
                     update_column_digest(digest, batch.column(j))
-                y = mechanism.privatize_codes(x, rng)
                 cols = list(batch.columns)
-                cols[j] = out_values.take(pa.array(y))
+                cols[j] = reports(x)
                 out = pa.RecordBatch.from_arrays(cols, names=source.header)
                 if _is_parquet(target):
                     writer = writer or pq.ParquetWriter(sink, out.schema)

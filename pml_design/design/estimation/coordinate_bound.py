@@ -261,11 +261,13 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
     import cvxpy as cp  # noqa: PLC0415
 
     S = R * R
-    # rows scaled to a unit maximum (normalised rays reach 1/π_x: badly scaled otherwise)
-    rs, ss = R.max(axis=1), S.max(axis=1)
-    th = cp.Variable(R.shape[1], nonneg=True)
-    eq = (R / rs[:, None]) @ th == 1.0 / rs
-    prob = cp.Problem(cp.Minimize((c / ss) @ cp.inv_pos((S / ss[:, None]) @ th - 1.0 / ss)), [eq])
+    # rows and columns scaled to a unit maximum (normalised rays reach 1/π_x: badly scaled otherwise; with rows
+    # alone, Clarabel 0.11 and ECOS end "inaccurate" on rare symbols): θ = φ / cs
+    cs = R.max(axis=0)
+    rs, ss = (R / cs).max(axis=1), (S / cs).max(axis=1)
+    phi = cp.Variable(R.shape[1], nonneg=True)
+    eq = (R / (rs[:, None] * cs)) @ phi == 1.0 / rs
+    prob = cp.Problem(cp.Minimize((c / ss) @ cp.inv_pos((S / (ss[:, None] * cs)) @ phi - 1.0 / ss)), [eq])
     left = deadline - time.perf_counter()
     if left <= 0.05:
         return None
@@ -275,9 +277,9 @@ def _relaxed_master(R: np.ndarray, c: np.ndarray, deadline: float):
             prob.solve(solver="CLARABEL", time_limit=left, verbose=False)
     except Exception:  # noqa: BLE001  (a failed solve only means no new multipliers; the bound stays valid)
         return None
-    if th.value is None or eq.dual_value is None:
+    if phi.value is None or eq.dual_value is None:
         return None
-    t = np.maximum(np.asarray(th.value, dtype=float), 0.0)
+    t = np.maximum(np.asarray(phi.value, dtype=float), 0.0) / cs
     s = S @ t
     if np.any(s <= 1.0):
         return None

@@ -1,0 +1,263 @@
+"""A first cohort's LDP frequency-oracle reports as a column of text: privatize a table, and read it back.
+
+Implements: the "no public sample" workflow of ``docs/cli.md`` ("A first cohort of LDP reports") on files. A first
+cohort's records are privatized by an ε₁-LDP frequency oracle (:mod:`pml_design.mechanisms.frequency_oracles`)
+into a copy of their table (streamed, atomic: :func:`pml_design.deploy.streaming.rewrite_column`), and the support
+counts of those reports are read back in batches for :func:`pml_design.cohort.design_from_report_counts`.
+
+One cell holds one report, as text:
+
+=====================  ================================================================================
+oracle (``--oracle``)  the text of a report
+=====================  ================================================================================
+``grr``                the reported category's label (generalized randomized response: one category)
+``ss``                 the k reported labels in the order of the categories list, joined by ``+``
+                       (:data:`SUBSET_SEPARATOR`; k-subset selection). Categories holding ``+`` are refused.
+``hr``                 the index y of the Hadamard response in decimal, ``0 ≤ y < K`` (K the smallest power
+                       of two above the number of categories)
+=====================  ================================================================================
+
+The list of categories is public and must be given: the values present in the first cohort's data would disclose
+them. A subset is written in the list's order, never in the order it was drawn (that order could depend on the
+input). pyarrow is imported only inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .streaming import MISSING_VALUES, TableError, TableSource, _progress, rewrite_column
+
+__all__ = ["ORACLES", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports", "report_support_counts"]
+
+#: ``--oracle`` names → the oracle's own name (``FrequencyOracle.name``).
+ORACLES: dict[str, str] = {"grr": "GRR", "ss": "SS", "hr": "HR"}
+#: Joins the k labels of a subset-selection report.
+SUBSET_SEPARATOR = "+"
+
+
+def make_oracle(name: str, categories: Sequence[str], ldp_epsilon: float, k: int | None = None) -> Any:
+    """The ε₁-LDP frequency oracle ``name`` over the public ``categories``, checked for the report text format.
+
+    Implements: the oracles of the module docstring's table (GRR, k-subset selection, Hadamard response).
+
+    Parameters
+    ----------
+    name : {"grr", "ss", "hr"}
+        The oracle (:data:`ORACLES`).
+    categories : sequence of str
+        The public list of categories, in code order: at least 2, distinct, none empty or a missing-value marker
+        (:data:`~pml_design.deploy.streaming.MISSING_VALUES`), none holding :data:`SUBSET_SEPARATOR` for ``"ss"``.
+    ldp_epsilon : float
+        ε₁ > 0.
+    k : int, optional
+        The subset size of ``"ss"`` (default: the oracle's own, about N/(e^ε₁ + 1)); only with ``"ss"``.
+
+    Returns
+    -------
+    FrequencyOracle
+        ``GeneralizedRandomizedResponse``, ``SubsetSelection`` or ``HadamardResponse`` over ``len(categories)``.
+
+    Raises
+    ------
+    ValueError
+        A bad argument, named as the command line's option (``argument --k: …``).
+    """
+    from ..mechanisms.frequency_oracles import grr, hadamard_response, subset_selection  # noqa: PLC0415
+
+    if name not in ORACLES:
+        raise ValueError(f"argument --oracle: must be one of {sorted(ORACLES)}, got {name!r}")
+    cats = [str(c) for c in categories]
+    if len(cats) < 2 or len(set(cats)) != len(cats):
+        raise ValueError(f"argument --categories: need at least 2 distinct names, got {cats}")
+    for c in cats:
+        if c != c.strip() or c.strip() in MISSING_VALUES:
+            raise ValueError(f"argument --categories: {c!r} is not a category name (empty, surrounding whitespace, or "
+                             f"a missing-value marker among {list(MISSING_VALUES[1:])})")
+        if name == "ss" and SUBSET_SEPARATOR in c:
+            raise ValueError(f"argument --categories: {c!r} holds {SUBSET_SEPARATOR!r}, which joins the labels of a "
+                             "subset-selection report; rename it (or use --oracle grr / hr)")
+    if ldp_epsilon is None or not 0 < float(ldp_epsilon) < float("inf"):
+        raise ValueError(f"argument --ldp-epsilon: must be a finite number > 0, got {ldp_epsilon!r}")
+    if k is not None and name != "ss":
+        raise ValueError(f"argument --k: only with --oracle ss (the subset size of subset selection), not {name}")
+    try:
+        if name == "grr":
+            return grr(len(cats), float(ldp_epsilon))
+        if name == "hr":
+            return hadamard_response(len(cats), float(ldp_epsilon))
+        return subset_selection(len(cats), float(ldp_epsilon), k=k)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"argument --k: {exc}") from None
+
+
+def _report_text(oracle: Any, categories: Sequence[str], reports: np.ndarray) -> Any:
+    """The text column (pyarrow) of reports in the oracle's array format (module docstring's table)."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    if oracle.name == "HR":
+        return pa.array(np.asarray(reports, dtype=np.int64)).cast(pa.string())
+    labels = pa.array(list(categories), type=pa.string())
+    if oracle.name == "GRR":
+        return labels.take(pa.array(np.asarray(reports, dtype=np.int64)))
+    codes = np.sort(np.asarray(reports, dtype=np.int64), axis=1)  # the list's order, never the order drawn
+    rows, k = codes.shape
+    offsets = pa.array(np.arange(0, rows * k + 1, k, dtype=np.int32))
+    return pc.binary_join(pa.ListArray.from_arrays(offsets, labels.take(pa.array(codes.ravel()))), SUBSET_SEPARATOR)
+
+
+def _bad_reports(source: TableSource, column: str, values: Any, bad: np.ndarray, first_row: int, oracle: Any,
+                 categories: Sequence[str], why: str = "", option: str = "--column") -> TableError:
+    """The error for reports no report of ``oracle`` can be (reports are LDP outputs: they may be quoted)."""
+    examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
+    if oracle.name == "HR":
+        form = f"an integer in [0, {oracle.size}) in decimal"
+    elif oracle.name == "GRR":
+        form = f"one of the categories {list(categories)[:20]}"
+    else:
+        form = f"k = {oracle.k} distinct categories of {list(categories)[:20]} joined by {SUBSET_SEPARATOR!r}"
+    return TableError(f"argument {option}: column {column!r} of {source.path} has {len(bad)}+ reports that "
+                      f"{oracle.name} over --categories cannot output{why}, e.g. {examples} (first at data row "
+                      f"{first_row + int(bad[0]) + 1}); a report is {form}")
+
+
+def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: TableSource, column: str,
+                   first_row: int) -> np.ndarray:
+    """Reports in the oracle's array format from one batch of text cells; unknown text raises, quoting it."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    if oracle.name == "HR":
+        value_set = pa.array([str(y) for y in range(oracle.size)], type=pa.string())
+    else:
+        value_set = pa.array(list(categories), type=pa.string())
+    if oracle.name != "SS":
+        idx = pc.index_in(values, value_set=value_set)
+        if idx.null_count:
+            bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
+            raise _bad_reports(source, column, values, bad, first_row, oracle, categories)
+        return idx.to_numpy().astype(np.int64)
+    k = int(oracle.k)
+    parts = pc.split_pattern(values, SUBSET_SEPARATOR)
+    lengths = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    if np.any(lengths != k):
+        bad = np.flatnonzero(lengths != k)
+        found = sorted(set(lengths[bad[:200]].tolist()))
+        raise _bad_reports(source, column, values, bad, first_row, oracle, categories,
+                           f" (they hold {found} labels, --k is {k}: give the k they were privatized with)", "--k")
+    idx = pc.index_in(pc.list_flatten(parts), value_set=value_set)
+    if idx.null_count:
+        bad = np.unique(np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False)) // k)
+        raise _bad_reports(source, column, values, bad, first_row, oracle, categories)
+    codes = idx.to_numpy().astype(np.int64).reshape(-1, k)
+    if k > 1:
+        repeated = np.flatnonzero(np.any(np.diff(np.sort(codes, axis=1), axis=1) == 0, axis=1))
+        if repeated.size:
+            raise _bad_reports(source, column, values, repeated, first_row, oracle, categories,
+                               " (a category repeated)")
+    return codes
+
+
+def privatize_reports(source: TableSource, column: str, oracle: Any, categories: Sequence[str], output: object,
+                      rng: np.random.Generator, *, progress: bool = False, overwrite: bool = False) -> int:
+    """Write ``source`` to ``output`` with ``column`` replaced by ε₁-LDP reports of ``oracle``; returns the row count.
+
+    Implements: the first cohort's side of the module docstring (each record privatized independently by
+    :meth:`FrequencyOracle.privatize`, written in the table's text format), streamed and atomic like
+    :func:`~pml_design.deploy.streaming.privatize_table`.
+
+    Parameters
+    ----------
+    source : TableSource
+        The first cohort's table (protected records: no error quotes a value of it).
+    column : str
+        The column to privatize (a name, or a 0-based index if no column has that name).
+    oracle : FrequencyOracle
+        From :func:`make_oracle` over ``categories``.
+    categories : sequence of str
+        The public categories in code order; every cell of the column must be one of them.
+    output : str or os.PathLike
+        The output file (``.parquet``: Parquet, else CSV with the input's delimiter); never the input.
+    rng : numpy.random.Generator
+        Drawn from batch by batch (a seeded run is reproducible for the same file).
+    progress : bool, default False
+        Show a progress bar (bytes read) on stderr.
+    overwrite : bool, default False
+        Replace an existing ``output`` that is not the input.
+
+    Returns
+    -------
+    int
+        The number of reports (data rows) written.
+
+    Raises
+    ------
+    TableError
+        A cell that is not a category (named by no value, row or count), or an unreadable file.
+    OutputFileError
+        ``output`` would destroy a file.
+    """
+    cats = [str(c) for c in categories]
+    if len(cats) != oracle.n:
+        raise ValueError(f"categories has {len(cats)} entries but the oracle's alphabet has n = {oracle.n}")
+
+    def reports(codes: np.ndarray) -> Any:
+        return _report_text(oracle, cats, oracle.privatize(codes, rng=rng))
+
+    return rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
+
+
+def report_support_counts(source: TableSource, column: str, oracle: Any, categories: Sequence[str], *,
+                          progress: bool = False) -> tuple[np.ndarray, int]:
+    """The support counts ``C_v`` of a column of ``oracle``'s reports, and how many reports there are (streamed).
+
+    Implements: the counts the estimator of [WBLJ17] Theorem 2 needs (:meth:`FrequencyOracle.support_counts`,
+    added over batches), for :func:`pml_design.cohort.design_from_report_counts`.
+
+    Parameters
+    ----------
+    source : TableSource
+        The table of reports (written by :func:`privatize_reports` or in its text format).
+    column : str
+        The column of reports.
+    oracle : FrequencyOracle
+        The oracle that produced them (ε₁, and k for subset selection, as when privatizing).
+    categories : sequence of str
+        The public categories, in the order used when privatizing.
+    progress : bool, default False
+        Show a progress bar (bytes read) on stderr.
+
+    Returns
+    -------
+    counts : numpy.ndarray of int64, shape (N,)
+        How many reports support each category.
+    n_reports : int
+        The number of reports (data rows).
+
+    Raises
+    ------
+    TableError
+        A cell that no report of ``oracle`` can be (quoted: reports are ε₁-LDP outputs), a subset of another size
+        than k (``argument --k``), a file without data rows or unreadable.
+    """
+    import contextlib  # noqa: PLC0415
+
+    cats = [str(c) for c in categories]
+    if len(cats) != oracle.n:
+        raise ValueError(f"categories has {len(cats)} entries but the oracle's alphabet has n = {oracle.n}")
+    name = source.resolve(column)
+    counts = np.zeros(oracle.n, dtype=np.int64)
+    rows = 0
+    with _progress(source, progress, "reports") as bar, contextlib.closing(source.batches([name])) as batches:
+        for batch in batches:
+            if batch.num_rows:
+                counts += oracle.support_counts(_parse_reports(batch.column(0), oracle, cats, source, column, rows))
+            rows += batch.num_rows
+            bar.update(source.bytes_read - bar.n)
+    if rows == 0:
+        raise TableError(f"argument {source.option}: {source.path} has no data rows")
+    return counts, rows

@@ -1,0 +1,269 @@
+"""The "first cohort of LDP reports" workflow on the command line (docs/cli.md, "A first cohort of LDP reports").
+
+``privatize --oracle`` (cohort 1, ε₁-LDP) → ``design --reports`` (P̂ and its ball from the reports) → ``privatize
+MECHANISM`` (cohort 2) → ``estimate``; the mechanism file's claims; one-line errors; and the distribution of the
+reports ``privatize --oracle grr`` writes, by a chi-square test that has the power to see a wrong ε₁.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import pml_design as pml
+from pml_design.cli import main
+
+CATS = ["A", "B", "C"]
+P_TRUE = np.array([0.5, 0.3, 0.2])
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_column(path: pathlib.Path, values, column: str = "country") -> pathlib.Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", column])
+        w.writerows([i, v] for i, v in enumerate(values))
+    return path
+
+
+def read_column(path: pathlib.Path, column: str = "country") -> list[str]:
+    with path.open(newline="") as fh:
+        return [row[column] for row in csv.DictReader(fh)]
+
+
+@pytest.fixture()
+def cohorts(tmp_path):
+    rng = np.random.default_rng(7)
+    one = write_column(tmp_path / "cohort1.csv", np.array(CATS)[rng.choice(3, 4000, p=P_TRUE)])
+    two = write_column(tmp_path / "cohort2.csv", np.array(CATS)[rng.choice(3, 6000, p=P_TRUE)])
+    return one, two
+
+
+ORACLE_FLAGS = {"grr": ["--oracle", "grr", "--ldp-epsilon", "1"],
+                "ss": ["--oracle", "ss", "--ldp-epsilon", "1", "--k", "1"],
+                "ss_k2": ["--oracle", "ss", "--ldp-epsilon", "0.5", "--k", "2"],
+                "hr": ["--oracle", "hr", "--ldp-epsilon", "2"]}
+ROUND_TRIP = {"grr": {"oracle": "GRR", "ldp_epsilon": 1.0, "n_reports": 4000},
+              "ss_k2": {"oracle": "SS", "ldp_epsilon": 0.5, "n_reports": 4000, "k": 2},
+              "hr": {"oracle": "HR", "ldp_epsilon": 2.0, "n_reports": 4000, "p_star": 1 / (1 + np.exp(-2.0)),
+                     "q_star": 0.5}}
+
+
+# --- the round trip -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", sorted(ROUND_TRIP))
+def test_round_trip_cohort1_design_cohort2_estimate(capsys, tmp_path, cohorts, key):
+    one, two = cohorts
+    suffix = ".parquet" if key == "ss_k2" else ".csv"  # Parquet reports too
+    reports = tmp_path / f"reports1{suffix}"
+    code, out, err = run(capsys, "privatize", *ORACLE_FLAGS[key], "--categories", "A,B,C", "--csv", one,
+                         "--column", "country", "-o", reports, "--seed", 1, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["rows"] == 4000 and summary["oracle"] == ROUND_TRIP[key]["oracle"]
+    assert "--seed 1 makes this output reproducible" in err  # as privatize MECHANISM --seed warns
+    code, out, err = run(capsys, "design", "--reports", reports, "--column", "country", *ORACLE_FLAGS[key],
+                         "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6", "--allow-zero",
+                         "--time-limit", 60, "--no-progress", "-o", tmp_path / "mech", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["prior_source"] == "ldp reports" and res["prior_params"] == ROUND_TRIP[key]
+    assert res["m"] == 4000 and "counts" not in res and res["source"] == {"reports": str(reports), "column": "country"}
+    assert res["certified_epsilon"] <= 1 + 1e-9 and "-LDP for the first cohort's m=4000 reports" in res["statement"]
+    assert res["categories"] == CATS and np.abs(np.array(res["p_hat"]) - P_TRUE).sum() <= res["radius"]
+
+    # the file: loadable (hash, claims re-derived, re-certified), the LDP source and its parameters
+    doc = json.loads((tmp_path / "mech.json").read_text())
+    assert doc["prior_source"] == "ldp reports" and doc["prior_params"] == ROUND_TRIP[key]
+    assert doc["m"] == 4000 and doc["design_data"]["kind"] is None and doc["statement"] == res["statement"]
+    mech = pml.load_mechanism(tmp_path / "mech.json")
+    assert mech.metadata["prior_source"] == "ldp reports" and list(mech.labels) == CATS
+
+    # cohort 2 through the existing commands
+    code, _, err = run(capsys, "privatize", tmp_path / "mech.json", "--csv", two, "--column", "country",
+                       "-o", tmp_path / "private2.csv", "--seed", 2)
+    assert code == 0, err
+    code, out, err = run(capsys, "estimate", tmp_path / "mech.json", "--csv", tmp_path / "private2.csv",
+                         "--column", "country", "--json")
+    assert code == 0, err
+    est = json.loads(out)
+    assert est["n"] == 6000 and est["categories"] == CATS
+    assert np.abs(np.array(est["estimate"]) - P_TRUE).max() < 0.06
+
+
+def test_text_output_and_the_report_formats(capsys, tmp_path, cohorts):
+    one, _ = cohorts
+    code, out, err = run(capsys, "privatize", *ORACLE_FLAGS["ss_k2"], "--categories", "A,B,C", "--csv", one,
+                         "--column", "country", "-o", tmp_path / "r.csv", "--seed", 3)
+    assert code == 0, err
+    assert "0.5-LDP for every record of the column (oracle SS with k=2" in out
+    assert "pml-design design --reports" in out and "--k 2 --categories A,B,C" in out
+    cells = read_column(tmp_path / "r.csv")
+    assert set(cells) <= {"A+B", "A+C", "B+C"}  # k labels in the order of --categories
+    assert read_column(tmp_path / "r.csv", "id") == read_column(one, "id")  # other columns copied
+    code, _, err = run(capsys, "privatize", *ORACLE_FLAGS["hr"], "--categories", "A,B,C", "--csv", one,
+                       "--column", "country", "-o", tmp_path / "h.csv", "--seed", 3)
+    assert code == 0, err
+    assert set(read_column(tmp_path / "h.csv")) <= {"0", "1", "2", "3"}  # K = 4 outputs for N = 3
+    code, out, err = run(capsys, "design", "--reports", tmp_path / "r.csv", "--column", "country",
+                         *ORACLE_FLAGS["ss_k2"], "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-3",
+                         "--allow-zero")
+    assert code == 0, err
+    assert "0.5-LDP estimate from m=4000 reports (SS) over 3 categories" in out
+    assert "l1 radius" in out and "for the LDP reports" in out
+
+
+# --- errors: one line, the flag named, no partial output ------------------------------------------------------------
+@pytest.fixture()
+def reports_file(capsys, tmp_path, cohorts):
+    one, _ = cohorts
+    rep = tmp_path / "reports1.csv"
+    code, _, err = run(capsys, "privatize", *ORACLE_FLAGS["grr"], "--categories", "A,B,C", "--csv", one,
+                       "--column", "country", "-o", rep, "--seed", 0)
+    assert code == 0, err
+    return rep
+
+
+def _bad_cases(tmp: pathlib.Path, one: pathlib.Path, rep: pathlib.Path) -> list:
+    priv = ["privatize", "--csv", one, "--column", "country"]
+    des = ["design", "--reports", rep, "--column", "country", "--epsilon", 1, "--delta", "1e-6"]
+    grr = ["--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C"]
+    return [
+        ([*priv, "--oracle", "grr", "--categories", "A,B,C", "-o", tmp / "o.csv"], "argument --ldp-epsilon: required"),
+        ([*priv, "mech.json", *grr, "-o", tmp / "o.csv"], "argument --oracle: not allowed with MECHANISM"),
+        ([*priv, "-o", tmp / "o.csv"], "argument MECHANISM: give a mechanism file"),
+        ([*priv, "--oracle", "grr", "--ldp-epsilon", 1, "-o", tmp / "o.csv"], "argument --categories: required"),
+        ([*priv, "--oracle", "ss", "--ldp-epsilon", 1, "--categories", "A+B,C", "-o", tmp / "o.csv"],
+         "argument --categories: 'A+B' holds '+'"),
+        ([*priv, *grr, "--k", 2, "-o", tmp / "o.csv"], "argument --k: only with --oracle ss"),
+        ([*priv, "--oracle", "ss", "--ldp-epsilon", 1, "--categories", "A,B,C", "--k", 3, "-o", tmp / "o.csv"],
+         "argument --k: k must be <= n - 1 = 2"),
+        ([*priv, "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B", "-o", tmp / "o.csv"],
+         "argument --column: column 'country' of"),  # a value outside the list: not quoted (protected)
+        ([*priv, *grr, "-o", one, "--force"], "argument --output:"),  # the input itself, even with --force
+        ([*priv, *grr, "--ldp-epsilon", 0, "-o", tmp / "o.csv"], "argument --ldp-epsilon: must be a finite number > 0"),
+        ([*priv, *grr, "--allow-design-data", "-o", tmp / "o.csv"], "argument --allow-design-data: not allowed"),
+        ([*des, "--oracle", "grr", "--categories", "A,B,C"], "argument --ldp-epsilon: required"),
+        ([*des, "--ldp-epsilon", 1, "--categories", "A,B,C"], "argument --oracle: required with --reports"),
+        ([*des, "--oracle", "grr", "--ldp-epsilon", 1], "argument --categories: required"),
+        ([*des, "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B"],
+         "argument --column: column 'country' of"),  # reports with labels outside the list: quoted (LDP outputs)
+        ([*des, "--oracle", "ss", "--ldp-epsilon", 1, "--k", 2, "--categories", "A,B,C"],
+         "argument --k: column 'country' of"),  # GRR reports (one label) read as 2-subsets
+        ([*des, *grr, "-o", tmp / "reports1"], "argument --output:"),  # -o reports1 would write the input
+        ([*des[:-2], "--radius", "0.1", *grr], "argument --radius: not allowed with --reports"),
+        ([*des, *grr, "--dp-epsilon", 1], "argument --dp-epsilon: not allowed with --reports"),
+        (["design", "--csv", one, "--column", "country", "--epsilon", 1, "--delta", "1e-6", "--oracle", "grr"],
+         "argument --oracle: only with --reports"),
+        (["privatize", "mech.json", "--csv", one, "--column", "country", "--ldp-epsilon", 1, "-o", tmp / "o.csv"],
+         "argument --ldp-epsilon: only with --oracle"),
+    ]
+
+
+def test_bad_flags_are_one_line_exit_2_no_output(capsys, tmp_path, cohorts, reports_file):
+    one, _ = cohorts
+    write_column(tmp_path / "mech.json", ["x"])  # (never read: the flags are refused first)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for argv, needle in _bad_cases(tmp_path, one, reports_file):
+        code, out, err = run(capsys, *argv)
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and needle in lines[0], (argv, err)
+        assert lines[0].startswith("pml-design: error: argument ") and out == ""
+        assert "Traceback" not in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == before  # no partial or temporary file left
+    assert read_column(one)[:3] == read_column(one)[:3] and one.stat().st_size > 0
+
+
+def test_error_messages_quote_reports_never_protected_values(capsys, tmp_path):
+    secret = write_column(tmp_path / "c1.csv", ["A", "B", "Zanzibar", "C"] * 50)
+    code, _, err = run(capsys, "privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C",
+                       "--csv", secret, "--column", "country", "-o", tmp_path / "r.csv")
+    assert code == 2 and "Zanzibar" not in err and "row" not in err.split("holds values")[1]
+    assert not (tmp_path / "r.csv").exists()
+    rep = write_column(tmp_path / "r.csv", ["A", "B", "D", "C"] * 50)  # reports: LDP outputs, quoted
+    code, _, err = run(capsys, "design", "--reports", rep, "--column", "country", "--oracle", "grr",
+                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1")
+    assert code == 2 and "e.g. ['D'] (first at data row 3)" in err
+
+
+def test_too_few_reports_and_zero_estimates_name_the_flag(capsys, tmp_path):
+    few = write_column(tmp_path / "few.csv", ["A", "B", "C"] * 5)
+    code, _, err = run(capsys, "design", "--reports", few, "--column", "country", "--oracle", "grr",
+                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6")
+    assert code == 2 and err.startswith("pml-design: error: argument --reports: 15 reports of GRR") and "too few" in err
+    zero = write_column(tmp_path / "zero.csv", ["A"] * 3000 + ["B"] * 3000)  # C estimated at 0
+    code, _, err = run(capsys, "design", "--reports", zero, "--column", "country", "--oracle", "grr",
+                       "--ldp-epsilon", 3, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1")
+    assert code == 2 and "argument --reports: the estimate from the reports is 0 for categories ['C']" in err
+    assert "pass --allow-zero" in err
+
+
+def test_help_texts_describe_the_workflow(capsys):
+    code, out, _ = run(capsys, "privatize", "--help")
+    out = " ".join(out.split())  # (argparse wraps the lines)
+    assert code == 0 and "--oracle {grr,ss,hr}" in out and "--ldp-epsilon" in out and "joined by '+'" in out
+    code, out, _ = run(capsys, "design", "--help")
+    out = " ".join(out.split())
+    assert code == 0 and "--reports FILE" in out and "privatize --oracle" in out
+
+
+# --- the reports have the right distribution, and the test sees a wrong epsilon_1 -----------------------------------
+def _grr_fit_pvalues(inputs: list[str], reports: list[str], eps: float) -> tuple[float, float]:
+    """Chi-square tests of the (input, report) table against GRR at ``eps`` (``p* = e^ε/(e^ε + N − 1)`` on the input,
+    ``q*`` on every other category): ``(p of the whole table, N(N − 1) df; p of the reports kept, 1 df)``. The
+    first checks the shape (the other categories equally likely), the second has the power to see ε₁."""
+    n = len(CATS)
+    idx = {c: i for i, c in enumerate(CATS)}
+    table = np.zeros((n, n))
+    np.add.at(table, ([idx[x] for x in inputs], [idx[y] for y in reports]), 1)
+    e = np.exp(eps)
+    W = np.full((n, n), 1.0 / (e + n - 1))
+    np.fill_diagonal(W, e / (e + n - 1))
+    expected = table.sum(axis=1, keepdims=True) * W
+    whole = float(((table - expected) ** 2 / expected).sum())
+    kept, total, p_keep = np.trace(table), table.sum(), e / (e + n - 1)
+    one_df = (kept - total * p_keep) ** 2 / (total * p_keep * (1 - p_keep))
+    return float(stats.chi2.sf(whole, n * (n - 1))), float(stats.chi2.sf(one_df, 1))
+
+
+def test_grr_reports_have_the_distribution_of_their_epsilon_and_the_test_has_power(capsys, tmp_path):
+    values = np.array(CATS)[np.random.default_rng(5).choice(3, 8000, p=P_TRUE)]
+    one = write_column(tmp_path / "c1.csv", values)
+    pvalues = {}
+    for eps in ("1", "1.15", "0.85"):
+        out_path = tmp_path / f"r{eps}.csv"
+        code, _, err = run(capsys, "privatize", "--oracle", "grr", "--ldp-epsilon", eps, "--categories", "A,B,C",
+                           "--csv", one, "--column", "country", "-o", out_path, "--seed", 11)
+        assert code == 0, err
+        reports = read_column(out_path)
+        assert read_column(out_path, "id") == [str(i) for i in range(8000)]  # rows kept in order
+        pvalues[eps] = _grr_fit_pvalues(list(values), reports, 1.0)
+    assert min(pvalues["1"]) > 0.01, pvalues  # reports written at epsilon_1 = 1 fit GRR at 1
+    assert pvalues["1.15"][1] < 1e-5 and pvalues["0.85"][1] < 1e-5, pvalues  # 15 % off is seen on 8 000 reports
+
+
+def test_the_commands_of_docs_cli_md_run_as_printed(capsys, tmp_path, monkeypatch, cohorts):
+    """The bash block of docs/cli.md's section "A first cohort of LDP reports", line by line, in a folder holding
+    cohort1.csv and cohort2.csv."""
+    import shlex
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = text.split("## A first cohort of LDP reports", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("pml-design ")]
+    assert [c[1] for c in commands] == ["privatize", "design", "privatize", "estimate"]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        code, out, err = run(capsys, *command[1:])
+        assert code == 0, (command, err)
+    assert "estimated distribution of 'country' from n=6000 privatized reports" in out
+    assert json.loads((tmp_path / "mech.json").read_text())["prior_source"] == "ldp reports"
