@@ -122,6 +122,15 @@ def test_text_output_and_the_report_formats(capsys, tmp_path, cohorts):
     assert "l1 radius" in out and "for the LDP reports" in out
 
 
+def test_subset_selection_reports_do_not_reveal_the_input_by_their_order():
+    """The Python oracle wrote the input first whenever the subset held it (argpartition of key −1): the row order
+    leaked x with probability p*. Rows are sorted now, a function of the subset alone."""
+    o = pml.subset_selection(10, 1.0, k=3)
+    r = o.privatize(np.full(20000, 9), rng=0)
+    assert np.all(np.diff(r.astype(int), axis=1) > 0)
+    assert np.all(r[:, 0] != 9)
+
+
 # --- errors: one line, the flag named, no partial output ------------------------------------------------------------
 @pytest.fixture()
 def reports_file(capsys, tmp_path, cohorts):

@@ -54,8 +54,8 @@ class SubsetSelection(FrequencyOracle):
     values, else k uniform values other than x. Support of S: S itself.
     ``q* = k[(k − 1)e^ε + N − k] / ((N − 1)(k e^ε + N − k))`` (derivation in ``docs/ldp.md``); k = 1 is GRR.
 
-    Reports: an (n_records, k) array (smallest unsigned type holding N − 1) of distinct values per row, in
-    no particular order. The channel has ``C(N, k)`` columns, the subsets in colexicographic order
+    Reports: an (n_records, k) array (smallest unsigned type holding N − 1) of distinct values per row, each
+    row in increasing order (a function of the subset alone: the order drawn would reveal the input). The channel has ``C(N, k)`` columns, the subsets in colexicographic order
     (index ``Σ_i C(c_i, i + 1)`` for the sorted subset ``c_0 < … < c_{k−1}``).
 
     Attributes
@@ -111,7 +111,8 @@ class SubsetSelection(FrequencyOracle):
             include = gen.random(m) < self.p_star
             # x first (key −1) if included, last (key 2) otherwise; the others in uniform random order
             keys[np.arange(m), xs] = np.where(include, -1.0, 2.0)
-            out[lo : lo + m] = np.argpartition(keys, k - 1, axis=1)[:, :k]
+            # sorted: argpartition leaves x (key −1) in front, so the order of a row would reveal the input
+            out[lo : lo + m] = np.sort(np.argpartition(keys, k - 1, axis=1)[:, :k], axis=1)
         return out
 
     def _validated(self, reports: object) -> np.ndarray:
