@@ -19,6 +19,7 @@ from ._validation import (
     check_delta,
     check_design_epsilon,
     check_epsilon,
+    check_integer_counts,
     check_mechanism,
     check_positive_int,
     check_positive_real,
@@ -129,8 +130,11 @@ def _sorted_if_possible(values: list) -> list:
         return values
 
 
-def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np.ndarray, tuple]:
-    """(counts per category, labels) for labelled data: values, a pandas Series/Categorical, or a mapping."""
+def _labelled_counts(data: object, categories: object, counts: bool, dp: bool = False) -> tuple[np.ndarray, tuple]:
+    """(counts per category, labels) for labelled data: values, a pandas Series/Categorical, or a mapping.
+
+    ``dp``: the records are protected by a DP release of the counts; empty data are then not refused (that would tell
+    that there is no record), their counts are all 0 and the release decides (docs/design.md §11.1)."""
     import pandas as pd  # noqa: PLC0415 - labelled data only
 
     from .mechanisms.mechanism import check_labels, label_codes  # noqa: PLC0415
@@ -145,15 +149,17 @@ def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np
         series = pd.Series(data)
         keys = check_labels(list(series.index), None, "data (counts) labels")
         labels = fixed if fixed is not None else keys
-        c = np.zeros(len(labels))
-        c[label_codes(np.asarray(keys, dtype=object), labels, "data (counts) labels", "outside categories")] = \
-            series.to_numpy(dtype=float)
+        c = np.zeros(len(labels), dtype=np.int64)  # the counts must be integers: '3' and 2.5 are refused, not parsed
+        if len(series) == 0:  # no key: all counts 0 (refused later without dp; with dp the release decides)
+            return c, labels
+        values = check_integer_counts(series.to_numpy(dtype=object), "data (counts)")
+        c[label_codes(np.asarray(keys, dtype=object), labels, "data (counts) labels", "outside categories")] = values
         return c, labels
     raw = data.array if isinstance(data, pd.Series) else data
     if isinstance(raw, pd.Categorical) and fixed is None:
         fixed = check_labels(list(raw.categories), None, "categories of data")
     flat = raw if isinstance(raw, pd.Categorical) else np.asarray(raw, dtype=object if isinstance(raw, list) else None).ravel()
-    if len(flat) == 0:
+    if len(flat) == 0 and not dp:
         raise ValueError("data must not be empty")
     if fixed is None:
         uniq = pd.unique(pd.Series(flat, copy=False))
@@ -161,7 +167,7 @@ def _labelled_counts(data: object, categories: object, counts: bool) -> tuple[np
             raise ValueError("data contains missing values (None/NaN); drop or fill them first")
         fixed = check_labels(_sorted_if_possible([v.item() if isinstance(v, np.generic) else v for v in uniq]),
                              None, "data values")
-    codes = label_codes(flat, fixed, "data", "outside categories")
+    codes = label_codes(flat, fixed, "data", "outside categories") if len(flat) else np.zeros(0, dtype=np.int64)
     return np.bincount(codes, minlength=len(fixed)), fixed
 
 
@@ -269,7 +275,7 @@ def design_from_samples(
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)
         labels = None
-        c = np.asarray(data) if counts else None
+        c = check_integer_counts(data, "data (counts)") if counts else None  # (np.asarray made True a count of 1)
     else:
         if dp_epsilon is not None and categories is None:
             # also for counts keyed by label and for a pandas Categorical: their keys / categories are usually
@@ -281,13 +287,15 @@ def design_from_samples(
 
             check_labels(categories, None, "categories")
         try:
-            c, labels = _labelled_counts(data, categories, counts)
-        except ValueError:
-            if dp_epsilon is None:
+            c, labels = _labelled_counts(data, categories, counts, dp_epsilon is not None)
+        except ValueError as exc:
+            if dp_epsilon is None or str(exc).startswith("data (counts) must"):  # (the count check quotes no count)
                 raise
             # the usual message quotes an unknown value and its position: records that the DP release protects
             raise ValueError("data hold values outside categories (with dp_epsilon every value must be one of the "
-                             "public categories; the message names none of the protected records)") from None
+                             "public categories; no value, count or position is shown: the records are protected by "
+                             "dp_epsilon, and this refusal itself says only that the data do not fit categories)"
+                             ) from None
         n = len(labels)
         if support_size is not None and check_positive_int(support_size, "support_size") != n:
             raise ValueError(f"support_size={support_size} but the data have {n} categories {list(labels)[:10]}")

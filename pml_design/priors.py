@@ -25,25 +25,18 @@ its stored parameters (:func:`pml_design.estimation.prior_radius`).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from ._validation import check_delta, check_positive_int, check_positive_real, fmt
+from ._validation import check_delta, check_integer_counts, check_positive_int, check_positive_real, fmt
 
-__all__ = [
-    "DP_DELTA_SHARE",
-    "DP_NEIGHBOURING",
-    "dp_estimate",
-    "dp_ball_radius",
-    "dp_count_margin",
-    "dp_prior_radius",
-    "dp_release_counts",
-    "ldp_ball_radius",
-    "ldp_generic_radius",
-    "subset_selection_constants",
-]
+__all__ = ["DP_DELTA_SHARE", "DP_NEIGHBOURING", "dp_estimate", "dp_ball_radius", "dp_count_margin", "dp_prior_radius",
+           "dp_release_counts", "ldp_ball_radius", "ldp_generic_radius", "subset_selection_constants"]
 
 #: The neighbouring relation of the DP release (the histogram's ℓ1 sensitivity is 1 under it).
 DP_NEIGHBOURING: str = "add/remove one record"
@@ -66,6 +59,11 @@ EXACT_MGF_WORK: float = 3e7
 SPLIT_GRID: int = 99
 #: Bisection steps for a radius (the interval [0, 2] is halved this many times).
 BISECTION_STEPS: int = 56
+#: What the messages of the DP route say instead of the protected records' counts.
+_HIDDEN_COUNTS: str = "not shown: they are the protected records' counts"
+#: What a refusal before the DP release says about itself (docs/design.md §11.1, "What a refusal may say").
+_HIDDEN_RECORDS: str = ("no value, count or position is shown: the records are protected by dp_epsilon; this "
+                        "refusal itself says only that the data do not fit the arguments")
 
 
 def _log_binom(n: int) -> np.ndarray:
@@ -276,23 +274,45 @@ def dp_prior_radius(noisy_total: int, support_size: int, dp_epsilon: float, delt
     return dp_ball_radius(m_low, n, dp_epsilon, delta_ball), m_low
 
 
+#: Serialises :func:`_opendp_contrib` (one thread's restore must not disable the flag while another builds).
+_OPENDP_FEATURES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _opendp_contrib() -> Iterator[object]:
+    """OpenDP's ``prelude`` with its process-wide ``"contrib"`` feature (``make_laplace`` on integers needs it) set
+    only inside the block, where the measurement is built (constructors check it, invocations do not), and removed
+    after unless the caller had set it: other users of OpenDP keep their own state (docs/design.md §11.1)."""
+    import opendp.prelude as dp  # noqa: PLC0415 - only a release needs it
+    from opendp.mod import GLOBAL_FEATURES  # noqa: PLC0415
+
+    with _OPENDP_FEATURES_LOCK:
+        had = "contrib" in GLOBAL_FEATURES
+        if not had:
+            dp.enable_features("contrib")
+        try:
+            yield dp
+        finally:
+            if not had:
+                dp.disable_features("contrib")
+
+
 def _opendp_discrete_laplace(c: np.ndarray, eps0: float) -> np.ndarray:
     """``c + Z`` by OpenDP's exact integer sampler, on 64-bit integers (its ``T=int`` is 32-bit: a review found
     counts of 3e9 refused with "not representable by i32", the count quoted), at a scale whose OpenDP privacy map
     is at most ε₀ (``1/ε₀`` rounded gives ``map(1) = 0.7000000000000001`` for ε₀ = 0.7: the scale is nudged up by
-    ulps until it is not above)."""
-    import opendp.prelude as dp  # noqa: PLC0415 - only a release needs it
-
-    dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
-    scale = 1.0 / eps0
-    for _ in range(64):
-        meas = dp.m.make_laplace(*space, scale=scale)
-        if meas.map(1) <= eps0:
-            break
-        scale = math.nextafter(scale, math.inf)
-    else:  # pragma: no cover - 64 ulps always suffice
-        raise RuntimeError(f"no OpenDP scale found whose privacy map is at most dp_epsilon={eps0!r}")
+    ulps until it is not above). OpenDP's ``"contrib"`` flag is set only while the measurement is built
+    (:func:`_opendp_contrib`)."""
+    with _opendp_contrib() as dp:
+        space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
+        scale = 1.0 / eps0
+        for _ in range(64):
+            meas = dp.m.make_laplace(*space, scale=scale)
+            if meas.map(1) <= eps0:
+                break
+            scale = math.nextafter(scale, math.inf)
+        else:  # pragma: no cover - 64 ulps always suffice
+            raise RuntimeError(f"no OpenDP scale found whose privacy map is at most dp_epsilon={eps0!r}")
     return np.asarray(meas([int(v) for v in c]), dtype=np.int64)
 
 
@@ -310,7 +330,8 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
     Parameters
     ----------
     counts : array_like of int
-        The N exact counts (1-D, non-negative integers).
+        The N exact counts (1-D, non-negative integers below 2**62; integral floats up to 2**53; text and booleans
+        are refused: :func:`pml_design._validation.check_integer_counts`, whose messages quote no count).
     dp_epsilon : float
         ε₀ > 0.
     rng : numpy.random.Generator, int or None, default None
@@ -321,13 +342,7 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
     numpy.ndarray of int64, shape (N,)
     """
     eps0 = check_dp_epsilon(dp_epsilon)
-    c = np.asarray(counts)
-    if c.ndim != 1 or not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
-        raise ValueError("counts must be a 1-D array of non-negative integers (values not shown: they are the "
-                         "protected records' counts)")
-    if np.any(c >= (np.int64(2**62) if c.dtype.kind in "iu" else 2.0**62)):  # exact for integers (2**62 − 1 is fine)
-        raise ValueError("counts must be below 2**62 (values not shown: they are the protected records' counts)")
-    c = c.astype(np.int64)
+    c = check_integer_counts(counts, "counts", hidden=_HIDDEN_COUNTS)
     if rng is None:
         return _opendp_discrete_laplace(c, eps0)
     from ._validation import as_generator  # noqa: PLC0415
@@ -509,7 +524,8 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
     Used by :func:`pml_design.design_from_samples` with ``dp_epsilon``: ``count_vector`` holds the counts (or None
     with integer codes in ``data``); ``rng`` as in :func:`dp_release_counts`.
 
-    Validation errors name the format only: nothing computed from the exact counts reaches a message.
+    Validation errors name the format only: nothing computed from the exact counts reaches a message, and empty data
+    are not refused before the release (docs/design.md §11.1, "What a refusal may say").
 
     Parameters
     ----------
@@ -537,19 +553,18 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
     """
 
     eps0 = check_dp_epsilon(dp_epsilon, warn_large=True)
+    # before the release only the form is checked, naming no record, count or position; empty data are not refused
     if count_vector is None:  # integer codes
         arr = np.asarray(data).ravel()
-        if arr.size == 0:
-            raise ValueError("data must not be empty")
-        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and np.all((arr >= 0) & (arr < n))):
-            raise ValueError(f"samples must be integers in [0, {n})")
+        if arr.dtype.kind not in "iuf" or not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+                                               and np.all((arr >= 0) & (arr < n))):
+            raise ValueError(f"data must hold integer codes in [0, {n}) (support_size={n}); some do not "
+                             f"({_HIDDEN_RECORDS})")
         c = np.bincount(arr.astype(np.int64), minlength=n)
     else:
-        c = np.asarray(count_vector)
-        if c.ndim != 1 or c.shape[0] != n:
-            raise ValueError(f"counts must have length support_size = {n}, got shape {c.shape}")
-        if not (np.all(np.isfinite(c)) and np.all(c >= 0) and np.all(c == np.round(c))):
-            raise ValueError("counts must be non-negative integers")
+        c = check_integer_counts(count_vector, "data (counts)", hidden=_HIDDEN_COUNTS)
+        if c.shape[0] != n:
+            raise ValueError(f"data (counts) must have length support_size = {n}, got length {c.shape[0]}")
     if rng is not None:
         import warnings  # noqa: PLC0415
 
@@ -560,7 +575,8 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
     noisy = dp_release_counts(c, eps0, rng=rng)
     del c  # from here on only the ε₀-DP release is used
     d2 = delta * DP_DELTA_SHARE
-    params = {"dp_epsilon": eps0, "noisy_total": int(noisy.sum()), "delta_ball": delta - d2, "delta_total": d2,
+    params = {"dp_epsilon": eps0, "noisy_total": sum(int(v) for v in noisy.tolist()),  # exact: no int64 overflow
+              "delta_ball": delta - d2, "delta_total": d2,
               "neighbouring": DP_NEIGHBOURING, "noise": DP_NOISE if rng is None else DP_NOISE_SEEDED}
     # the release is made: every error from here on says that a second attempt spends dp_epsilon again
     spent = (f" (the {eps0:g}-DP release of the counts is already made: another design on the same records releases "
