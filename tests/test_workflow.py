@@ -137,6 +137,23 @@ def test_disclosure_listing_on_a_small_design():
     assert str(res) == text
 
 
+def test_disclosure_names_outputs_others_reach_only_negligibly():
+    """An interior-point residue (1e-10 where the design has 0) must not turn 'this output reveals its input' into
+    'no output singles out an input': such outputs are listed as revealing one with a posterior ≥ NEAR_CERTAIN."""
+    from pml_design.design.disclosure import NEAR_CERTAIN, disclosure_lines, output_disclosure
+
+    ball = pml.L1Ball([0.6, 0.3, 0.1], 0.1)  # every distribution in it gives each input mass ≥ 0.05
+    W = np.array([[0.4275, 0.3132, 0.0762, 0.1831], [1e-10, 1e-10, 0.5088, 0.4912 - 2e-10],
+                  [1e-10, 0.4912, 0.5088 - 2e-10, 1e-10]])
+    entries = output_disclosure(W, ball, ["A", "B", "C"])
+    assert all(e["singles_out"] is None for e in entries) and entries[0]["max_posterior"] >= NEAR_CERTAIN
+    lines = disclosure_lines(entries)
+    assert "no output singles out an input exactly, but 1 of 4 outputs reveal one" in lines[0]
+    assert lines[1] == "  output 0 <- almost only 'A'"
+    W[1:, 0], W[1:, 2] = 1e-3, W[1:, 2] - 1e-3  # others reach it for real: the plain line
+    assert disclosure_lines(output_disclosure(W, ball, ["A", "B", "C"]))[0] == "disclosure: no output singles out an input (4 outputs)"
+
+
 # --- split ---------------------------------------------------------------------------------------------------------
 @pytest.fixture()
 def table(tmp_path):

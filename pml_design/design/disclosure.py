@@ -64,6 +64,11 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
     return out
 
 
+#: A posterior at least this large counts as revealing the input in :func:`disclosure_lines` (outputs other inputs
+#: reach with a negligible probability are listed beside those only one input reaches).
+NEAR_CERTAIN: float = 0.999999
+
+
 def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
     """Human-readable lines for :func:`output_disclosure`: singled-out outputs first, then the posteriors.
 
@@ -80,8 +85,9 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
     Returns
     -------
     list of str
-        A head line on the singled-out outputs and one line per such output (or one line saying there is
-        none), then a head line and one line per output with the largest posteriors, largest first.
+        A head line on the singled-out outputs and one line per such output (where there is none: the outputs
+        whose largest posterior is at least :data:`NEAR_CERTAIN`, or one line saying there is none), then a head
+        line and one line per output with the largest posteriors, largest first.
     """
     lines = []
     singles = [e for e in entries if e["singles_out"] is not None]
@@ -92,7 +98,17 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
         if len(singles) > limit:
             lines.append(f"  ... and {len(singles) - limit} more")
     else:
-        lines.append(f"disclosure: no output singles out an input ({len(entries)} outputs)")
+        # reached by others with a probability too small to matter (e.g. an interior-point solution's 1e-10 residue)
+        near = [e for e in entries if e["max_posterior"] >= NEAR_CERTAIN]
+        if near:
+            lines.append(f"disclosure: no output singles out an input exactly, but {len(near)} of {len(entries)} outputs "
+                         f"reveal one with a posterior of at least {NEAR_CERTAIN} over the uncertainty set (PML allows "
+                         "it for a common input):")
+            lines += [f"  output {e['output']!r} <- almost only {e['input']!r}" for e in near[:limit]]
+            if len(near) > limit:
+                lines.append(f"  ... and {len(near) - limit} more")
+        else:
+            lines.append(f"disclosure: no output singles out an input ({len(entries)} outputs)")
     ranked = sorted(entries, key=lambda e: -e["max_posterior"])
     lines.append("largest posterior P(x | y) over the uncertainty set, per output"
                  + (f" (the {limit} largest of {len(entries)})" if len(entries) > limit else "") + ":")
