@@ -751,3 +751,26 @@ def test_privatize_parquet_keeps_the_other_columns_types(capsys, tmp_path, count
     out = pandas.read_parquet(tmp_path / "out.parquet")
     assert out["age"].dtype == np.int64 and out["w"].dtype == np.float64 and out["w"].isna().sum() == 1
     assert (out["age"] == frame["age"]).all() and set(out["dev"]) <= set(json.loads((tmp_path / "m.json").read_text())["output_labels"])
+
+
+def test_the_time_limit_the_refusal_names_is_accepted_at_twice_the_load(monkeypatch):
+    """The time kept back scales with a machine factor measured at the call, which grows with the load (a review:
+    'give at least 199 s' at N = 2059, then with --time-limit 200 a second refusal, 'give at least 349 s', while other
+    work ran). The limit the refusal names must be accepted when the factor has doubled since."""
+    import argparse
+    import re
+    import time
+
+    from pml_design.cli import design as cli_design
+    from pml_design.cli._common import CliError
+    from pml_design.design.estimation import affordable
+
+    args = argparse.Namespace(time_limit=10.0, utility="frequency_estimation", json=False, compare=False)
+    monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 1.0)
+    with pytest.raises(CliError, match="give at least") as info:
+        cli_design._time_budget(args, 2059, time.perf_counter(), True)
+    suggested = float(re.search(r"give at least (\d+) s", str(info.value)).group(1))
+    monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 2.0)
+    args.time_limit = suggested
+    design_limit, keep = cli_design._time_budget(args, 2059, time.perf_counter(), True)
+    assert design_limit >= 0.1 * suggested and keep > 0

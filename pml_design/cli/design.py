@@ -157,8 +157,8 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     if left < 0.1 * limit:
         raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the design "
                        f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''}) "
-                       f"takes about {keep:.0f} s on this machine for up to {outputs} outputs; give at least "
-                       f"{math.ceil(1.5 * keep + 5)} s")
+                       f"takes about {keep:.0f} s on this machine for up to {outputs} outputs (measured now: it grows "
+                       f"with the machine's load); give at least {math.ceil(2.5 * keep + 10)} s")
     return (left / 2 if args.compare else left), keep
 
 
