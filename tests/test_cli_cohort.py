@@ -165,9 +165,14 @@ def _bad_cases(tmp: pathlib.Path, one: pathlib.Path, rep: pathlib.Path) -> list:
         ([*des, "--ldp-epsilon", 1, "--categories", "A,B,C"], "argument --oracle: required with --reports"),
         ([*des, "--oracle", "grr", "--ldp-epsilon", 1], "argument --categories: required"),
         ([*des, "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B"],
-         "argument --column: column 'country' of"),  # reports with labels outside the list: quoted (LDP outputs)
+         "argument --categories: does not match"),  # the provenance file names the categories the reports used
         ([*des, "--oracle", "ss", "--ldp-epsilon", 1, "--k", 2, "--categories", "A,B,C"],
-         "argument --k: column 'country' of"),  # GRR reports (one label) read as 2-subsets
+         "argument --oracle: does not match"),  # GRR reports read as 2-subsets
+        ([*des, *grr, "--ldp-epsilon", 3], "argument --ldp-epsilon: does not match"),  # a wrong epsilon_1
+        ([*des, *grr, "--column", 0], "argument --column: does not match"),
+        ([*des, *grr, "--unverified-reports"], "argument --unverified-reports: not allowed"),
+        (["design", "--csv", one, "--column", "country", "--epsilon", 1, "--delta", "1e-6", "--unverified-reports"],
+         "argument --unverified-reports: only with --reports"),
         ([*des, *grr, "-o", tmp / "reports1"], "argument --output:"),  # -o reports1 would write the input
         ([*des[:-2], "--radius", "0.1", *grr], "argument --radius: not allowed with --reports"),
         ([*des, *grr, "--dp-epsilon", 1], "argument --dp-epsilon: not allowed with --reports"),
@@ -200,20 +205,45 @@ def test_error_messages_quote_reports_never_protected_values(capsys, tmp_path):
     assert not (tmp_path / "r.csv").exists()
     rep = write_column(tmp_path / "r.csv", ["A", "B", "D", "C"] * 50)  # reports: LDP outputs, quoted
     code, _, err = run(capsys, "design", "--reports", rep, "--column", "country", "--oracle", "grr",
-                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1")
+                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1",
+                       "--unverified-reports")
     assert code == 2 and "e.g. ['D'] (first at data row 3)" in err
 
 
 def test_too_few_reports_and_zero_estimates_name_the_flag(capsys, tmp_path):
     few = write_column(tmp_path / "few.csv", ["A", "B", "C"] * 5)
     code, _, err = run(capsys, "design", "--reports", few, "--column", "country", "--oracle", "grr",
-                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6")
+                       "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6",
+                       "--unverified-reports")
     assert code == 2 and err.startswith("pml-design: error: argument --reports: 15 reports of GRR") and "too few" in err
     zero = write_column(tmp_path / "zero.csv", ["A"] * 3000 + ["B"] * 3000)  # C estimated at 0
     code, _, err = run(capsys, "design", "--reports", zero, "--column", "country", "--oracle", "grr",
-                       "--ldp-epsilon", 3, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1")
+                       "--ldp-epsilon", 3, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1",
+                       "--unverified-reports")
     assert code == 2 and "argument --reports: the estimate from the reports is 0 for categories ['C']" in err
     assert "pass --allow-zero" in err
+
+
+def test_reports_need_their_provenance_file(capsys, tmp_path, cohorts, reports_file):
+    """A review: the raw first-cohort file passed as --reports was read as GRR reports, and the mechanism file's P-hat
+    gave back its exact counts under an 'LDP' claim; a wrong --ldp-epsilon gave a false PML guarantee (leakage 1.32 at
+    the true P for a claimed 1). privatize --oracle writes REPORTS.ldp.json; design --reports checks it."""
+    one, _ = cohorts
+    prov = json.loads(pathlib.Path(str(reports_file) + ".ldp.json").read_text())
+    assert prov["format"] == "pml-design-ldp-reports" and prov["oracle"] == "GRR" and prov["ldp_epsilon"] == 1.0
+    assert prov["categories"] == CATS and prov["column"] == "country" and len(prov["sha256"]) == 64
+    base = ["design", "--column", "country", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", ",".join(CATS),
+            "--epsilon", 1, "--delta", "1e-6"]
+    code, _, err = run(capsys, *base, "--reports", one)  # the raw records, not reports
+    assert code == 2 and "argument --reports:" in err and "has no provenance file" in err
+    assert "--unverified-reports" in err and len(err.strip().splitlines()) == 1
+    changed = tmp_path / "changed.csv"
+    changed.write_text(pathlib.Path(reports_file).read_text().replace("\n", "\n", 1) + "\n")
+    pathlib.Path(str(changed) + ".ldp.json").write_text(pathlib.Path(str(reports_file) + ".ldp.json").read_text())
+    code, _, err = run(capsys, *base, "--reports", changed)
+    assert code == 2 and "changed since privatize --oracle wrote it" in err
+    code, out, err = run(capsys, *base, "--reports", reports_file, "--json")
+    assert code == 0, err
 
 
 def test_help_texts_describe_the_workflow(capsys):
@@ -276,3 +306,15 @@ def test_the_commands_of_docs_cli_md_run_as_printed(capsys, tmp_path, monkeypatc
         assert code == 0, (command, err)
     assert "estimated distribution of 'country' from n=6000 privatized reports" in out
     assert json.loads((tmp_path / "mech.json").read_text())["prior_source"] == "ldp reports"
+
+
+def test_a_huge_ldp_epsilon_is_warned_about_and_capped(capsys, tmp_path, cohorts):
+    """A review: --ldp-epsilon 1000 was accepted without a word, and P-hat x m gave back the exact counts."""
+    one, _ = cohorts
+    base = ["privatize", "--oracle", "grr", "--categories", "A,B,C", "--csv", one, "--column", "country"]
+    code, _, err = run(capsys, *base, "--ldp-epsilon", 20, "-o", tmp_path / "r20.csv")
+    assert code == 0 and "pml-design: warning: --ldp-epsilon 20 is so large" in err and "in all but name" in err
+    code, _, err = run(capsys, *base, "--ldp-epsilon", 10, "-o", tmp_path / "r10.csv")
+    assert code == 0 and "warning" not in err
+    code, _, err = run(capsys, *base, "--ldp-epsilon", 701, "-o", tmp_path / "r701.csv")
+    assert code == 2 and "argument --ldp-epsilon: 701 is above 700" in err and not (tmp_path / "r701.csv").exists()

@@ -23,6 +23,11 @@ ORACLE_HELP = ("grr: generalized randomized response, a report is one category l
                "integer in [0, K), K the smallest power of two above the number of categories")
 
 
+#: Largest ``--ldp-epsilon`` (as ``--epsilon``), and the one above which it is warned about (as ``--dp-epsilon``).
+MAX_LDP_EPSILON: float = 700.0
+LARGE_LDP_EPSILON: float = 10.0
+
+
 def add_oracle_arguments(p: argparse.ArgumentParser, whose: str) -> None:
     """``--oracle``, ``--ldp-epsilon`` and ``--k`` on a subcommand's parser (``whose``: what they describe)."""
     p.add_argument("--oracle", choices=("grr", "ss", "hr"), default=None, help=f"the LDP frequency oracle {whose}: "
@@ -44,8 +49,18 @@ def oracle_from_args(args: argparse.Namespace, command: str) -> tuple[Any, list[
                        "order (the values present in the data are not public)")
     from ..deploy.reports import make_oracle  # noqa: PLC0415
 
+    if args.ldp_epsilon > MAX_LDP_EPSILON:
+        raise CliError(f"argument --ldp-epsilon: {args.ldp_epsilon:g} is above {MAX_LDP_EPSILON:g} (as --epsilon: "
+                       "e^E1 overflows, and the reports would be the inputs)")
     categories = parse_categories(args.categories)
-    return make_oracle(args.oracle, categories, args.ldp_epsilon, args.k), categories
+    oracle = make_oracle(args.oracle, categories, args.ldp_epsilon, args.k)
+    if args.ldp_epsilon > LARGE_LDP_EPSILON:  # (a review: 1000 was accepted, and P-hat gave back the exact counts)
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"--ldp-epsilon {args.ldp_epsilon:g} is so large (e^E1 = {math.exp(args.ldp_epsilon):.3g}) that "
+                      "the reports give their records' values away almost surely: they, and the P-hat a design "
+                      "publishes from them, are the first cohort's data in all but name", UserWarning, stacklevel=2)
+    return oracle, categories
 
 
 def _exact(value: float) -> str:
@@ -100,6 +115,26 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_provenance(args: argparse.Namespace, oracle: Any, categories: list[str]) -> None:
+    """Refuse ``--reports`` whose provenance file (``privatize --oracle``) is missing or disagrees with the flags."""
+    from ..deploy.reports import provenance_mismatch, provenance_path  # noqa: PLC0415
+
+    if not provenance_path(args.reports).is_file():
+        if args.unverified_reports:
+            return
+        raise CliError(f"argument --reports: {args.reports} has no provenance file {provenance_path(args.reports)} "
+                       "(privatize --oracle writes it): nothing shows that its column holds LDP reports of this "
+                       "oracle, and a column of raw values read as reports would publish their exact counts; "
+                       "privatize with --oracle, or pass --unverified-reports for reports of another system")
+    if args.unverified_reports:
+        raise CliError(f"argument --unverified-reports: not allowed: {args.reports} has a provenance file, which is "
+                       "checked")
+    bad = provenance_mismatch(args.reports, args.column, oracle, categories)
+    if bad is not None:
+        option, what = bad
+        raise CliError(f"argument {option}: {what}")
+
+
 def design_from_report_file(args: argparse.Namespace, started: float, files: bool) -> tuple[Any, list, dict, float]:
     """``(EstimatedDesign, categories, source, seconds kept back)`` of ``design --reports`` (streamed reports)."""
     from ..cohort import design_from_report_counts  # noqa: PLC0415
@@ -114,6 +149,7 @@ def design_from_report_file(args: argparse.Namespace, started: float, files: boo
     if args.dp_epsilon is not None:
         raise CliError("argument --dp-epsilon: not allowed with --reports (P-hat comes from the LDP reports)")
     oracle, categories = oracle_from_args(args, "--reports")
+    _check_provenance(args, oracle, categories)
     parquet = args.reports.lower().endswith((".parquet", ".pq"))
     if parquet and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with a Parquet --reports file (a CSV option)")

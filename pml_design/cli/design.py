@@ -68,6 +68,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--method", choices=("auto", "exact", "scalable"), default="auto",
                    help="exact extreme-ray LP (N <= 16) or column generation")
     p.add_argument("--solver", default=None, help="cvxpy solver name (e.g. CLARABEL, ECOS, HIGHS)")
+    p.add_argument("--unverified-reports", action="store_true",
+                   help="with --reports: read a file without the provenance file REPORTS.ldp.json that privatize "
+                        "--oracle writes (reports collected by another system that applied this oracle); nothing then "
+                        "checks that the column holds such reports (a column of raw values would publish its exact "
+                        "counts under an LDP claim), nor the oracle, --ldp-epsilon, --k and the order of --categories")
     p.add_argument("--allow-zero", action="store_true", help="allow categories with zero count")
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
                    help="wall-clock limit of the whole command: the design gets what is left after the time kept "
@@ -176,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
                 raise CliError(f"argument {opt}: not allowed with --counts (it reads --csv/--parquet)")
     if args.parquet is not None and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
+    if args.unverified_reports and args.reports is None:
+        raise CliError("argument --unverified-reports: only with --reports")
     outputs = _output_paths(args)
     if args.reports is not None:  # a first cohort's LDP reports (cli/cohort.py)
         from .cohort import design_from_report_file  # noqa: PLC0415

@@ -24,6 +24,10 @@ input). pyarrow is imported only inside the functions.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+import pathlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +35,8 @@ import numpy as np
 
 from .streaming import MISSING_VALUES, TableError, TableSource, _progress, rewrite_column
 
-__all__ = ["ORACLES", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports", "report_support_counts"]
+__all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports", "provenance_mismatch",
+           "provenance_path", "report_support_counts", "write_provenance"]
 
 #: ``--oracle`` names → the oracle's own name (``FrequencyOracle.name``).
 ORACLES: dict[str, str] = {"grr": "GRR", "ss": "SS", "hr": "HR"}
@@ -208,7 +213,135 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     def reports(codes: np.ndarray) -> Any:
         return _report_text(oracle, cats, oracle.privatize(codes, rng=rng))
 
-    return rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
+    prov = provenance_path(output)
+    if prov.exists() and not overwrite and not _is_provenance(prov):
+        from .output import OutputFileError  # noqa: PLC0415
+
+        raise OutputFileError(f"{prov} exists and is not a report file's provenance (pass --force to replace it)")
+    rows = rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
+    write_provenance(output, source.resolve(column), oracle, cats, rows)
+    return rows
+
+
+#: The provenance file written beside a report file (``REPORTS.ldp.json``): which oracle, ε₁, k, categories and
+#: column made it, its row count and the SHA-256 of the file. ``design --reports`` checks it: without it, a column
+#: of raw values read as reports would publish their exact counts under an LDP claim, and a wrong ε₁ or category
+#: order would make the PML guarantee false (a review, 2026-11-27).
+PROVENANCE_SUFFIX: str = ".ldp.json"
+PROVENANCE_FORMAT: str = "pml-design-ldp-reports"
+
+
+def provenance_path(reports: object) -> pathlib.Path:
+    """The provenance file of a report file: its path with :data:`PROVENANCE_SUFFIX` appended.
+
+    Implements: where :func:`write_provenance` puts it and :func:`provenance_mismatch` looks for it (docs/cli.md,
+    "A first cohort of LDP reports").
+
+    Parameters
+    ----------
+    reports : str or os.PathLike
+        The report file.
+
+    Returns
+    -------
+    pathlib.Path
+        ``REPORTS.ldp.json``.
+    """
+    return pathlib.Path(str(reports) + PROVENANCE_SUFFIX)
+
+
+def _sha256(path: pathlib.Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _is_provenance(path: pathlib.Path) -> bool:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("format") == PROVENANCE_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def write_provenance(output: object, column: str, oracle: Any, categories: Sequence[str], rows: int) -> pathlib.Path:
+    """Write the provenance file of a report file just written by :func:`privatize_reports` (atomically).
+
+    Parameters
+    ----------
+    output : str or os.PathLike
+        The report file.
+    column : str
+        The name of its column of reports.
+    oracle : FrequencyOracle
+        The oracle that made them.
+    categories : sequence of str
+        The public categories in code order.
+    rows : int
+        The number of reports (as public as the file itself: one row per report).
+
+    Returns
+    -------
+    pathlib.Path
+        The provenance file (:func:`provenance_path`).
+    """
+    from .file import _write_atomically  # noqa: PLC0415
+
+    doc = {"format": PROVENANCE_FORMAT, "version": 1, "oracle": oracle.name, "ldp_epsilon": float(oracle.epsilon),
+           "k": int(oracle.k) if oracle.name == "SS" else None, "categories": [str(c) for c in categories],
+           "column": str(column), "rows": int(rows), "sha256": _sha256(pathlib.Path(output))}
+    return _write_atomically(provenance_path(output), json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def provenance_mismatch(reports: object, column: str, oracle: Any, categories: Sequence[str]) -> tuple[str, str] | None:
+    """What in ``(column, oracle, categories)`` disagrees with the report file's provenance, or None.
+
+    Implements: the check of :data:`PROVENANCE_SUFFIX` (the file unchanged since it was written, and written by
+    this oracle at this ε₁, k, over these categories in this order, in this column).
+
+    Parameters
+    ----------
+    reports : str or os.PathLike
+        The report file (its provenance file must exist).
+    column : str
+        The column read as reports.
+    oracle : FrequencyOracle
+        The oracle declared for them.
+    categories : sequence of str
+        The categories declared, in code order.
+
+    Returns
+    -------
+    tuple of (str, str) or None
+        ``(option, message)``: the CLI option at fault (``--reports``, ``--column``, ``--oracle``, ``--ldp-epsilon``,
+        ``--k``, ``--categories``) and what is wrong; None when everything agrees.
+    """
+    prov = provenance_path(reports)
+    try:
+        doc = json.loads(prov.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return "--reports", f"cannot read its provenance file {prov}: {exc}"
+    if not isinstance(doc, dict) or doc.get("format") != PROVENANCE_FORMAT:
+        return "--reports", f"{prov} is not a report file's provenance"
+    if doc.get("sha256") != _sha256(pathlib.Path(reports)):
+        return "--reports", (f"{reports} changed since privatize --oracle wrote it (its SHA-256 differs from {prov}); "
+                             "read the file it wrote, unchanged")
+    eps = doc.get("ldp_epsilon")
+    checks = [
+        ("--column", doc.get("column") == str(column), f"the reports are in column {doc.get('column')!r}"),
+        ("--oracle", doc.get("oracle") == oracle.name, f"the reports were made by {doc.get('oracle')}"),
+        ("--ldp-epsilon", isinstance(eps, (int, float)) and math.isclose(eps, oracle.epsilon, rel_tol=1e-12),
+         f"the reports were made at ldp-epsilon {eps!r}"),
+        ("--k", oracle.name != "SS" or doc.get("k") == int(oracle.k), f"the reports were made with k = {doc.get('k')}"),
+        ("--categories", doc.get("categories") == [str(c) for c in categories],
+         "the reports were made over other categories, or in another order: "
+         + ",".join(str(c) for c in doc.get("categories") or [])),
+    ]
+    for option, ok, what in checks:
+        if not ok:
+            return option, f"does not match {prov}: {what}"
+    return None
 
 
 def report_support_counts(source: TableSource, column: str, oracle: Any, categories: Sequence[str], *,
