@@ -774,3 +774,19 @@ def test_the_time_limit_the_refusal_names_is_accepted_at_twice_the_load(monkeypa
     args.time_limit = suggested
     design_limit, keep = cli_design._time_budget(args, 2059, time.perf_counter(), True)
     assert design_limit >= 0.1 * suggested and keep > 0
+
+
+def test_estimate_on_a_file_of_records_names_no_value(capsys, tmp_path):
+    """A fresh review: estimate given the raw file instead of the reports printed 'has 51+ output labels the mechanism
+    does not know, e.g. [..., 'smartwatch'] (first at data row 1)': a rare protected value, a count and a row."""
+    prefix = tmp_path / "mech"
+    counts = tmp_path / "c.txt"
+    counts.write_text("desktop,40\nlaptop,30\nphone,20\n")
+    code, _, err = run(capsys, "design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1", "-o",
+                       str(prefix))
+    assert code == 0, err
+    raw = tmp_path / "raw.csv"
+    raw.write_text("device\n" + "\n".join(["laptop"] * 50 + ["smartwatch-of-alice"] + ["phone"] * 3) + "\n")
+    code, out, err = run(capsys, "estimate", str(prefix) + ".json", "--csv", str(raw), "--column", "device")
+    assert code == 2 and "does not know as output labels" in err and "not a file of its reports" in err
+    assert "alice" not in err and "laptop" not in err.split("not among")[0] and "row" not in err and "51" not in err

@@ -192,8 +192,9 @@ def _progress(source: TableSource, enabled: bool, desc: str) -> Any:
 
 def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels: Sequence[str],
            first_row: int, what: str) -> np.ndarray:
-    """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming rows and values, except for
-    privatize's input (``what == "labels"``: protected records, named in no message)."""
+    """Positions of ``values`` in ``value_set`` (pyarrow); unknown values raise, naming no value, count or row:
+    privatize's input (``what == "labels"``) is protected records, and a file that estimate reads (``"output
+    labels"``) holding other values may be the records themselves."""
     import pyarrow.compute as pc  # noqa: PLC0415
 
     idx = pc.index_in(values, value_set=value_set)  # exact text, as in pandas (check_whitespace_distinct)
@@ -202,11 +203,12 @@ def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels
             raise TableError(f"argument --column: column {column!r} of {source.path} holds values the mechanism "
                              f"does not know (missing, or not among its labels {list(labels)[:20]}); they are not "
                              "shown, as they are protected records: find them with a filter on those labels")
-        bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
-        examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
-        raise TableError(f"argument --column: column {column!r} of {source.path} has {len(bad)}+ {what} the "
-                         f"mechanism does not know, e.g. {examples} (first at data row {first_row + int(bad[0]) + 1}); "
-                         f"its {what} are {list(labels)[:20]}")
+        # estimate's input: a file holding other values is no file of the mechanism's reports, and it may be the
+        # records themselves (a review: a raw file's rare value, a count and a row went to stderr)
+        raise TableError(f"argument --column: column {column!r} of {source.path} holds values the mechanism does "
+                         f"not know as {what} (not among {list(labels)[:20]}), so it is not a file of its reports "
+                         "(check --column and the mechanism file); they are not shown, in case the file holds "
+                         "protected records: find them with a filter on those labels")
     return idx.to_numpy().astype(np.int64)
 
 
