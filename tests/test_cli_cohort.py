@@ -318,3 +318,22 @@ def test_a_huge_ldp_epsilon_is_warned_about_and_capped(capsys, tmp_path, cohorts
     assert code == 0 and "warning" not in err
     code, _, err = run(capsys, *base, "--ldp-epsilon", 701, "-o", tmp_path / "r701.csv")
     assert code == 2 and "argument --ldp-epsilon: 701 is above 700" in err and not (tmp_path / "r701.csv").exists()
+
+
+def test_the_provenance_file_never_replaces_an_input(capsys, tmp_path):
+    """OUT.ldp.json follows the rules of every output: the input itself is refused even with --force, and another
+    kind of file only with --force."""
+    src = write_column(tmp_path / "r.csv.ldp.json", ["A", "B", "C"] * 20)  # an input named as r.csv's provenance
+    before = src.read_bytes()
+    base = ["privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C", "--column", "country"]
+    code, _, err = run(capsys, *base, "--csv", src, "-o", tmp_path / "r.csv", "--force")
+    assert code == 2 and err.startswith("pml-design: error: argument --output:") and src.read_bytes() == before
+    assert not (tmp_path / "r.csv").exists()
+    other = tmp_path / "o.csv.ldp.json"
+    other.write_text("not a provenance file\n")
+    one = write_column(tmp_path / "one.csv", ["A", "B", "C"] * 20)
+    code, _, err = run(capsys, *base, "--csv", one, "-o", tmp_path / "o.csv")
+    assert code == 2 and "argument --output:" in err and other.read_text() == "not a provenance file\n"
+    code, _, err = run(capsys, *base, "--csv", one, "-o", tmp_path / "o.csv", "--force")
+    assert code == 0, err
+    assert json.loads(other.read_text())["format"] == "pml-design-ldp-reports"

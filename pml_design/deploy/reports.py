@@ -24,7 +24,6 @@ input). pyarrow is imported only inside the functions.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import pathlib
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .guard import file_sha256
 from .streaming import MISSING_VALUES, TableError, TableSource, _progress, rewrite_column
 
 __all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports", "provenance_mismatch",
@@ -204,7 +204,7 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     TableError
         A cell that is not a category (named by no value, row or count), or an unreadable file.
     OutputFileError
-        ``output`` would destroy a file.
+        ``output``, or its provenance file (:func:`provenance_path`), would destroy a file.
     """
     cats = [str(c) for c in categories]
     if len(cats) != oracle.n:
@@ -213,11 +213,11 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     def reports(codes: np.ndarray) -> Any:
         return _report_text(oracle, cats, oracle.privatize(codes, rng=rng))
 
-    prov = provenance_path(output)
-    if prov.exists() and not overwrite and not _is_provenance(prov):
-        from .output import OutputFileError  # noqa: PLC0415
+    from .output import check_output_path  # noqa: PLC0415
 
-        raise OutputFileError(f"{prov} exists and is not a report file's provenance (pass --force to replace it)")
+    # the provenance file, by the rules of every output: never an input, another kind of file only with --force
+    check_output_path(provenance_path(output), inputs=[(source.path, source.option)], own_kind=_is_provenance,
+                      kind="provenance file", overwrite=overwrite, option="argument --output", force_hint="--force")
     rows = rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
     write_provenance(output, source.resolve(column), oracle, cats, rows)
     return rows
@@ -248,14 +248,6 @@ def provenance_path(reports: object) -> pathlib.Path:
         ``REPORTS.ldp.json``.
     """
     return pathlib.Path(str(reports) + PROVENANCE_SUFFIX)
-
-
-def _sha256(path: pathlib.Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _is_provenance(path: pathlib.Path) -> bool:
@@ -290,7 +282,7 @@ def write_provenance(output: object, column: str, oracle: Any, categories: Seque
 
     doc = {"format": PROVENANCE_FORMAT, "version": 1, "oracle": oracle.name, "ldp_epsilon": float(oracle.epsilon),
            "k": int(oracle.k) if oracle.name == "SS" else None, "categories": [str(c) for c in categories],
-           "column": str(column), "rows": int(rows), "sha256": _sha256(pathlib.Path(output))}
+           "column": str(column), "rows": int(rows), "sha256": file_sha256(output)}
     return _write_atomically(provenance_path(output), json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -324,7 +316,7 @@ def provenance_mismatch(reports: object, column: str, oracle: Any, categories: S
         return "--reports", f"cannot read its provenance file {prov}: {exc}"
     if not isinstance(doc, dict) or doc.get("format") != PROVENANCE_FORMAT:
         return "--reports", f"{prov} is not a report file's provenance"
-    if doc.get("sha256") != _sha256(pathlib.Path(reports)):
+    if doc.get("sha256") != file_sha256(reports):
         return "--reports", (f"{reports} changed since privatize --oracle wrote it (its SHA-256 differs from {prov}); "
                              "read the file it wrote, unchanged")
     eps = doc.get("ldp_epsilon")
