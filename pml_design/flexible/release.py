@@ -42,6 +42,19 @@ def _relative_privacy(epsilon: float | None, tau: float | None, n_items: int | N
     return guarantee_relative_q(epsilon, tau, n_min, support)
 
 
+def _with_guarantee(release: Any, pub: dict[str, Any], support: int, n_min_public: Any, **fixed: Any) -> dict[str, Any]:
+    """``pub`` plus what a release may publish of its guarantee: in fixed mode its public q, the largest drop per bar,
+    its privacy and ``fixed``; in relative mode the relative-q guarantee at ``n_min_public``, only when given."""
+    if release.q_mode == "fixed":
+        if n_min_public is not None:
+            raise ValueError("n_min_public is only used with q_mode='relative' (fixed mode is public already)")
+        pub.update(n_public=release.n_public, q=release.q, max_drop_per_bar=math.floor(release.q + 0.5),
+                   privacy=release.privacy, **fixed)
+    elif n_min_public is not None:
+        pub["privacy"] = _relative_privacy(release.epsilon, release.tau, release._n_items, support, n_min_public)
+    return pub
+
+
 @dataclass(frozen=True, repr=False)
 class STLapRelease:
     """Output of :func:`stlap_release`: the histogram, the public parameters, and the PRIVATE accounting.
@@ -114,15 +127,7 @@ class STLapRelease:
         """
         pub: dict[str, Any] = {"y": np.array(self.y, copy=True), "tau": self.tau, "epsilon": self.epsilon,
                                "q_mode": self.q_mode}
-        if self.q_mode == "fixed":
-            if n_min_public is not None:
-                raise ValueError("n_min_public is only used with q_mode='relative' (fixed mode is public already)")
-            pub.update(n_public=self.n_public, q=self.q, max_drop_per_bar=math.floor(self.q + 0.5),
-                       privacy=self.privacy, paper_delta=self.paper_delta)
-        elif n_min_public is not None:
-            pub["privacy"] = _relative_privacy(self.epsilon, self.tau, self._n_items, int(np.size(self.y)),
-                                               n_min_public)
-        return pub
+        return _with_guarantee(self, pub, int(np.size(self.y)), n_min_public, paper_delta=self.paper_delta)
 
     def __repr__(self) -> str:
         hidden = ["accuracy_alpha"] if self.q_mode == "fixed" else ["q", "accuracy_alpha", "privacy", "paper_delta"]
@@ -211,14 +216,7 @@ class BucketHistRelease:
         pub: dict[str, Any] = {"y": np.array(self.y, copy=True), "centres": np.array(self.centres, copy=True),
                                "w": self.w, "tau": self.tau, "n_buckets": self.n_buckets, "alpha": self.alpha,
                                "beta": self.beta, "epsilon": self.epsilon, "q_mode": self.q_mode}
-        if self.q_mode == "fixed":
-            if n_min_public is not None:
-                raise ValueError("n_min_public is only used with q_mode='relative' (fixed mode is public already)")
-            pub.update(n_public=self.n_public, q=self.q, max_drop_per_bar=math.floor(self.q + 0.5),
-                       privacy=self.privacy)
-        elif n_min_public is not None:
-            pub["privacy"] = _relative_privacy(self.epsilon, self.tau, self._n_items, self.n_buckets, n_min_public)
-        return pub
+        return _with_guarantee(self, pub, self.n_buckets, n_min_public)
 
     def __repr__(self) -> str:
         hidden = ["accuracy_alpha", "bucketed"] if self.q_mode == "fixed" else [

@@ -260,7 +260,7 @@ class _Rounds:
                                   dual_value=moment_dual(self.prior, self.uset, self.epsilon))
             for value in (mb.value, cb.value):
                 if math.isfinite(value):
-                    self.raise_lower(value + float(self.prior @ self.prior))
+                    self.raise_lower(value + self.sq)  # (the A criterion here: sq = ‖π‖²)
             _ceiling(state, mb.relaxed, mb.value)
         if not self.d_opt and n > COORDINATE_BOUND_MAX_N and self.bg is None:  # no second CPU: the capped dual (§7.6)
             cap_stage(self.uset, self.epsilon, self.prior, t() + CAP_SHARE * max(self.deadline - t(), 0), state)
@@ -271,9 +271,10 @@ class _Rounds:
             _progress_update(bar, self.best.value, state["lower"] - self.sq)
 
     def background_result(self, bar: Any) -> None:
-        """The background bound's result, in by the deadline (a proven design does not wait)."""
-        sq = float(self.prior @ self.prior)
-        done = proven_optimal(self.best.value, self.state["lower"] - sq)  # A criterion only
+        """The background bound's result, in by the deadline (a proven design does not wait; A criterion only, so
+        ``sq`` is ‖π‖²)."""
+        sq = self.sq
+        done = proven_optimal(self.best.value, self.state["lower"] - sq)
         mbg = self.bg.result(until=time.perf_counter() if done else self.deadline)
         self.state["background_bound"] = ({"value": mbg.value, "relaxed": mbg.relaxed, "rounds": mbg.rounds,
                                            "cap": self.bg.cap_value} if mbg is not None else {"error": self.bg.error})
