@@ -74,7 +74,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "pipeline": (
         "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism",
     ),
-    "cohort": ("design_from_reports",),
+    "cohort": ("combined_estimate", "design_from_reports"),
     "deploy": (
         "MechanismFileError", "MechanismFileWarning", "load_mechanism", "privatize_dataframe", "save_mechanism",
         "split_file",
@@ -192,7 +192,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         linear_design_lp,
     )
     from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
-    from .cohort import design_from_reports
+    from .cohort import combined_estimate, design_from_reports
     from .deploy import (
         MechanismFileError,
         MechanismFileWarning,

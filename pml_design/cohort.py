@@ -4,20 +4,25 @@ Implements: the core paper's Figure 1 with the estimate taken from ε₁-LDP fre
 unbiased estimator, projected onto the simplex) instead of raw samples, and the ℓ1 ball of
 :func:`pml_design.priors.ldp_ball_radius` (docs/design.md, "P̂ from a first cohort's LDP reports") that contains
 the true distribution with probability ≥ 1 − δ. No one holds raw data: the first cohort's records are protected by
-ε₁-LDP, every later record by (ε, δ)-PML.
+ε₁-LDP, every later record by (ε, δ)-PML. :func:`combined_estimate`: the maximum-likelihood estimate of the
+distribution from both cohorts' reports together, with its asymptotic covariance (docs/design.md §11.2).
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._validation import fmt
+from ._validation import check_real, fmt
 from .estimation import prior_radius
 from .pipeline import EstimatedDesign, _check_target, _design_over_ball
 
-__all__ = ["design_from_report_counts", "design_from_reports"]
+if TYPE_CHECKING:
+    from .mechanisms.mechanism import FrequencyEstimate
+
+__all__ = ["combined_estimate", "design_from_report_counts", "design_from_reports"]
 
 
 def _oracle_params(oracle: object, n_reports: int) -> dict:
@@ -184,6 +189,204 @@ def design_from_report_counts(
                          "allow_zero=True to keep the zeros, or collect more reports")
     return _design_over_ball(p_hat, n1, d, beta, eps, labels, "ldp reports", params, utility=utility,
                              method=method, solver=solver, solver_options=solver_options)
+
+
+def combined_estimate(
+    *,
+    oracle: object,
+    mechanism: object,
+    first_reports: object = None,
+    first_counts: tuple[object, object] | None = None,
+    second_reports: object = None,
+    second_counts: object = None,
+    ci: float = 0.95,
+    categories: object = None,
+    max_iter: int = 10_000,
+    tol: float = 1e-10,
+) -> FrequencyEstimate:
+    """The maximum-likelihood estimate of P from a first cohort's ε₁-LDP reports and the other users' PML reports.
+
+    Implements: docs/design.md §11.2, "Both cohorts, one estimate". The two groups answer independently, so the
+    joint log-likelihood is ``L(π) = Σ_y c1_y log(π·w1_y) + Σ_y c2_y log(π·w2_y)`` (``w1_y``, ``w2_y`` the columns
+    of the oracle's channel and of the mechanism's). Up to a constant it is the log-likelihood of the concatenated
+    counts under the stacked channel ``[α W1 | (1 − α) W2]``, α = n₁/n (the mixture channel of a user who is in the
+    first cohort with probability α), maximised on the simplex by the barrier Newton method of
+    :meth:`Mechanism.estimate` (EM as its fallback). Only observed outputs enter the likelihood, and ``Σ π = 1``
+    makes the probabilities of all outputs sum to one, so no normalisation over the outputs never observed is
+    needed: subset selection, whose ``C(N, k)`` outputs may be far too many to list, enters through the report sets
+    observed. The Fisher informations of independent samples add, ``F = n₁ F₁(π̂) + n₂ F₂(π̂)``,
+    ``F_i = Σ_y w_y w_yᵀ/(π̂·w_y)``, and the covariance is the constrained Cramér–Rao bound on the simplex,
+    ``U (Uᵀ F U)⁺ Uᵀ`` (Aitchison & Silvey 1958; = ``F⁻¹ − π πᵀ/n`` inside the simplex), as in
+    :meth:`Mechanism.estimate_covariance`; the intervals are its Wald intervals. ``F₁`` is the *expected*
+    information at π̂, summed over every output of the oracle, whenever its channel can be written out
+    (``N · outputs ≤ MAX_CHANNEL_ENTRIES``: GRR, Hadamard response, subset selection up to e.g. N = 20, k = 5);
+    beyond that (subset selection only) it is the *observed* information of the first cohort's reports,
+    ``Σ_S c_S w_S w_Sᵀ/(π̂·w_S)²`` (the Hessian of ``−L``; Efron & Hinkley 1978), which has the same limit.
+
+    Parameters
+    ----------
+    oracle : FrequencyOracle
+        The ε₁-LDP oracle of the first cohort (ε₁ > 0).
+    mechanism : Mechanism
+        The PML mechanism of everyone else (e.g. a loaded mechanism file), over the same N categories in the same
+        order as the oracle's codes ``0 … N−1``.
+    first_reports : array_like, optional
+        The first cohort's reports in ``oracle``'s format (:meth:`FrequencyOracle.privatize`); an empty array for
+        an empty cohort.
+    first_counts : (array_like, array_like), optional
+        Instead of ``first_reports``: the distinct reports (in ``oracle``'s format) and how many times each was
+        received, as ``numpy.unique(reports, axis=0, return_counts=True)`` gives them; all-zero counts for an
+        empty cohort. Exactly one of ``first_reports`` and ``first_counts``.
+    second_reports : array_like, optional
+        The other users' reports (codes or the mechanism's output labels, as :meth:`Mechanism.estimate` takes them).
+    second_counts : array_like, shape (M,), optional
+        Instead of ``second_reports``: the number of reports per output of ``mechanism`` (zeros for an empty
+        cohort). Exactly one of ``second_reports`` and ``second_counts``.
+    ci : float in (0, 1), default 0.95
+        Level of the pointwise intervals.
+    categories : sequence, optional
+        The labels of the oracle's codes ``0 … N−1``, checked against ``mechanism.labels`` (same labels, same
+        order).
+    max_iter, tol : int, float
+        EM's stopping rule, where the Newton method cannot run (as in :meth:`Mechanism.estimate`).
+
+    Returns
+    -------
+    FrequencyEstimate
+        ``estimate``, ``ci_low``, ``ci_high``, ``covariance``, ``level``, ``n = n₁ + n₂``, ``method =
+        "combined-mle"`` and ``categories`` (the mechanism's labels, else ``categories``). With an empty first
+        cohort it is :meth:`Mechanism.estimate`'s maximum-likelihood estimate (the same point, the same
+        covariance); with an empty second cohort the MLE from the oracle's reports alone.
+
+    Raises
+    ------
+    ValueError
+        Alphabets or labels that disagree, reports the oracle or the mechanism cannot output, both or neither of
+        a cohort's two forms, both cohorts empty, ε₁ = 0, an oracle other than subset selection whose channel is
+        too large to write out; each message names the argument.
+    TypeError
+        If ``oracle`` is not a :class:`FrequencyOracle` or ``mechanism`` not a :class:`Mechanism`.
+    """
+    from .mechanisms.fit import check_possible_reports  # noqa: PLC0415
+    from .mechanisms.frequency_oracles.fisher import fisher_information  # noqa: PLC0415
+    from .mechanisms.mechanism import Mechanism, _em_mle, _newton_mle, check_labels, simplex_covariance, wald_estimate  # noqa: PLC0415
+
+    oracle = _check_oracle(oracle)
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must be a Mechanism (e.g. pml_design.load_mechanism(path)), got {fmt(mechanism)} "
+                        f"of type {type(mechanism).__name__}")
+    level = check_real(ci, "ci")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"ci must lie in (0, 1), e.g. 0.95, got {ci!r}")
+    n_cat = oracle.n
+    if mechanism.n_inputs != n_cat:
+        raise ValueError(f"mechanism has {mechanism.n_inputs} inputs but the oracle's alphabet has n = {n_cat}: both "
+                         "cohorts must answer about the same categories")
+    labels = mechanism.labels
+    if categories is not None:
+        cats = check_labels(categories, n_cat, "categories")
+        if labels is not None and cats != labels:
+            how = "in another order than" if set(cats) == set(labels) else "other than"
+            raise ValueError(f"categories {fmt(list(cats))} (the oracle's codes 0 … {n_cat - 1}) are {how} the "
+                             f"mechanism's labels {fmt(list(labels))}")
+        labels = labels if labels is not None else cats
+    cols1, c1, info1 = _first_cohort(oracle, first_reports, first_counts, fisher_information)
+    c2 = _second_cohort(mechanism, second_reports, second_counts)
+    W2 = mechanism.matrix
+    check_possible_reports(W2, c2, mechanism.output_labels)
+    n1, n2 = int(c1.sum()), int(c2.sum())
+    n = n1 + n2
+    if n == 0:
+        raise ValueError("first_reports/first_counts and second_reports/second_counts: both cohorts are empty")
+    if n1 == 0 and not mechanism.identifiable:  # the MLE is not unique: Mechanism.estimate's start and warning
+        return mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
+    used2 = c2 > 0
+    stacked = np.hstack([cols1 * (n1 / n), W2[:, used2] * (n2 / n)])
+    freq = np.concatenate([c1, c2[used2]]) / n
+    start = np.full(n_cat, 1.0 / n_cat)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    with threadpool_limits(1 if n_cat <= 1000 else None):
+        pi = _newton_mle(stacked, freq, start)
+    if pi is None:
+        pi = _em_mle(stacked, freq, start, max_iter, tol)
+    fisher = info1(pi) + (n2 * fisher_information(W2, pi) if n2 else 0.0)
+    blind = None if n1 else ~mechanism._identifiable_components()
+    return wald_estimate(pi, simplex_covariance(fisher), level, n=n, method="combined-mle", categories=labels,
+                         blind=blind)
+
+
+def _first_cohort(oracle: object, reports: object, counts: object, fisher_information: object) -> tuple:
+    """``(columns, counts, information)`` of the first cohort: the oracle's channel columns of the distinct reports
+    received (N × m), how many of each, and ``π ↦`` the cohort's Fisher information (see :func:`combined_estimate`)."""
+    from .mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES, SubsetSelection  # noqa: PLC0415
+
+    if (reports is None) == (counts is None):
+        raise ValueError("give exactly one of first_reports and first_counts (the first cohort's reports, or its "
+                         f"distinct reports and their counts), got {'both' if reports is not None else 'neither'}")
+    name = "first_reports" if reports is not None else "first_counts"
+    if reports is not None:
+        distinct, cnt = np.asarray(reports), None
+    else:
+        if not isinstance(counts, (tuple, list)) or len(counts) != 2:
+            raise ValueError(f"first_counts must be a pair (distinct reports, counts), got {fmt(counts)}")
+        distinct, cnt = np.asarray(counts[0]), np.asarray(counts[1])
+        if cnt.ndim != 1 or cnt.shape[0] != (distinct.shape[0] if distinct.ndim else -1) \
+                or not np.all(np.isfinite(cnt)) or np.any(cnt < 0) or np.any(cnt != np.round(cnt)):
+            raise ValueError(f"first_counts: the counts must be one non-negative integer per distinct report, got "
+                             f"{fmt(cnt)} for {distinct.shape[0] if distinct.ndim else 0} report(s)")
+    empty = distinct.ndim == 0 or distinct.shape[0] == 0 or (cnt is not None and cnt.sum() == 0)
+    if empty:
+        return np.zeros((oracle.n, 0)), np.zeros(0), lambda pi: 0.0
+    if oracle.gap <= 0:
+        raise ValueError(f"oracle: epsilon = {oracle.epsilon!r} makes the reports independent of the inputs")
+    cnt = np.ones(distinct.shape[0]) if cnt is None else cnt.astype(float)
+    explicit = oracle.n * oracle.n_outputs <= MAX_CHANNEL_ENTRIES
+    if not explicit and not isinstance(oracle, SubsetSelection):
+        raise ValueError(f"oracle: {oracle.name} over n = {oracle.n} has {oracle.n_outputs} possible reports, too many "
+                         f"to write its channel out (MAX_CHANNEL_ENTRIES = {MAX_CHANNEL_ENTRIES}); only subset "
+                         "selection is estimated from its observed reports alone")
+    try:
+        oracle.support_counts(distinct)  # validates the reports' format and values
+        if explicit:
+            symbols = oracle.to_symbols(distinct)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} do not match the oracle {oracle.name} (n = {oracle.n}, epsilon = "
+                         f"{oracle.epsilon:g}" + (f", k = {oracle.k}" if hasattr(oracle, "k") else "")
+                         + f"): {exc}") from None
+    if explicit:  # the expected information over every output of the channel
+        W = oracle.matrix
+        full = np.bincount(symbols, weights=cnt, minlength=W.shape[1])
+        used = full > 0
+        n1 = float(full.sum())
+        return W[:, used], full[used], lambda pi: n1 * fisher_information(W, pi)
+    # subset selection beyond the explicit channel: the observed sets S, with columns ∝ e^{−ε} + (1 − e^{−ε}) 1_S
+    # (P(S | x) ∝ e^ε if x ∈ S else 1; a column's scale is a constant of the likelihood and cancels in its Hessian)
+    rows, inverse = np.unique(np.sort(distinct.astype(np.int64), axis=1), axis=0, return_inverse=True)
+    c = np.bincount(inverse.ravel(), weights=cnt, minlength=rows.shape[0])
+    keep = c > 0
+    member = np.zeros((int(keep.sum()), oracle.n), dtype=bool)
+    np.put_along_axis(member, rows[keep], True, axis=1)
+    cols = np.where(member.T, 1.0, math.exp(-oracle.epsilon))
+    c = c[keep]
+    return cols, c, lambda pi: (cols * (c / (pi @ cols) ** 2)) @ cols.T  # observed information
+
+
+def _second_cohort(mechanism: object, reports: object, counts: object) -> np.ndarray:
+    """The second cohort's report counts per output of ``mechanism`` (validated; all zero for an empty cohort)."""
+    from .mechanisms.mechanism import _as_counts  # noqa: PLC0415
+
+    if (reports is None) == (counts is None):
+        raise ValueError("give exactly one of second_reports and second_counts (the mechanism's reports, or their "
+                         f"counts per output), got {'both' if reports is not None else 'neither'}")
+    if reports is not None:
+        if np.ndim(reports) > 0 and np.shape(reports)[0] == 0:
+            return np.zeros(mechanism.n_outputs)
+        return mechanism.report_counts(reports).astype(float)
+    c = np.asarray(counts, dtype=float)
+    if c.shape == (mechanism.n_outputs,) and np.all(c == 0):
+        return c
+    return _as_counts(c, mechanism.n_outputs, "second_counts")
 
 
 def _check_oracle(oracle: object) -> object:

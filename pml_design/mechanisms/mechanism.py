@@ -72,6 +72,45 @@ def _sum_zero_basis(n: int) -> np.ndarray:
     return q[:, 1:]
 
 
+def simplex_covariance(fisher: np.ndarray) -> np.ndarray:
+    """``U (Uᵀ F U)⁺ Uᵀ``: the inverse of a Fisher information ``F`` about π restricted to the simplex (symmetric).
+
+    Implements: the constrained Cramér–Rao bound of :meth:`Mechanism.estimate_covariance` (Aitchison & Silvey 1958;
+    U an orthonormal basis of ``{v : Σv = 0}``); ``F`` is the information of all the reports (or of one, and the
+    caller divides by n).
+    """
+    U = _sum_zero_basis(fisher.shape[0])
+    cov = U @ np.linalg.pinv(U.T @ fisher @ U, hermitian=True) @ U.T
+    return 0.5 * (cov + cov.T)
+
+
+def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, method: str, categories: tuple | None,
+                  blind: np.ndarray | None = None) -> "FrequencyEstimate":
+    """The :class:`FrequencyEstimate` of a point estimate and its covariance: Wald intervals ``π ± z·se`` clipped
+    to ``[0, 1]``, and ``[0, 1]`` where ``blind`` (categories the reports cannot identify)."""
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    lo, hi = np.clip(pi - z * se, 0.0, 1.0), np.clip(pi + z * se, 0.0, 1.0)
+    if blind is not None:
+        lo[blind], hi[blind] = 0.0, 1.0
+    return FrequencyEstimate(estimate=pi, ci_low=lo, ci_high=hi, covariance=cov, level=level, n=n, method=method,
+                             categories=categories)
+
+
+def _em_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    """EM (the iterative Bayesian update) ``π_x ← π_x Σ_y f_y w_xy/(π·w_y)`` on the observed outputs' columns, from
+    ``pi``, until the ℓ1 change is below ``tol``. Only observed outputs enter; the update is renormalised, so its
+    fixed points are the KKT points of ``Σ_y f_y log(π·w_y)`` on the simplex whatever the columns' scale."""
+    for _ in range(max_iter):
+        py = pi @ Wu
+        new = pi * (Wu @ (fu / np.where(py > 0, py, 1.0)))
+        new /= new.sum()
+        if np.abs(new - pi).sum() < tol:
+            return new
+        pi = new
+    return pi
+
+
 def _as_counts(data: object, m: int, name: str) -> np.ndarray:
     c = np.asarray(data, dtype=float) if not isinstance(data, np.ndarray) else data.astype(float)
     if c.shape != (m,):
@@ -321,14 +360,7 @@ class Mechanism:
                 return newton
         else:  # the limit depends on the start: keep the classic uniform one
             pi = np.full(self.n_inputs, 1.0 / self.n_inputs)
-        for _ in range(max_iter):
-            py = pi @ Wu
-            new = pi * (Wu @ (fu / np.where(py > 0, py, 1.0)))
-            new /= new.sum()
-            if np.abs(new - pi).sum() < tol:
-                return new
-            pi = new
-        return pi
+        return _em_mle(Wu, fu, pi, max_iter, tol)
 
     def _normal_inversion(self, fy: np.ndarray) -> np.ndarray:
         """The projected least-squares inversion by the normal equations (N × N; a warm start for wide W)."""
@@ -357,10 +389,7 @@ class Mechanism:
         q = pi @ self._W
         used = q > 0
         Wu = self._W[:, used]
-        fisher = (Wu / q[used]) @ Wu.T
-        U = _sum_zero_basis(self.n_inputs)
-        cov = U @ np.linalg.pinv(U.T @ fisher @ U, hermitian=True) @ U.T / n
-        return 0.5 * (cov + cov.T)
+        return simplex_covariance((Wu / q[used]) @ Wu.T) / n
 
     def _prepare(self, reports: object, method: str, counts: bool) -> np.ndarray:
         if method not in ("ibu", "mle", "inversion"):
@@ -421,14 +450,9 @@ class Mechanism:
         if ci is None:
             return pi
         n = int(c.sum())
-        cov = self._covariance_at(pi, n, method)
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        z = NormalDist().inv_cdf(0.5 + level / 2.0)
-        lo, hi = np.clip(pi - z * se, 0.0, 1.0), np.clip(pi + z * se, 0.0, 1.0)
-        blind = ~self._identifiable_components()
-        lo[blind], hi[blind] = 0.0, 1.0
-        return FrequencyEstimate(estimate=pi, ci_low=lo, ci_high=hi, covariance=cov, level=level, n=n,
-                                 method="ibu" if method == "mle" else method, categories=self._labels)
+        return wald_estimate(pi, self._covariance_at(pi, n, method), level, n=n,
+                             method="ibu" if method == "mle" else method, categories=self._labels,
+                             blind=~self._identifiable_components())
 
     def _identifiable_components(self) -> np.ndarray:
         """Per category x: whether ``π_x`` is identified (``e_x`` lies in the column space of W)."""

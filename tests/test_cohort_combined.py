@@ -1,0 +1,210 @@
+"""One estimate from both cohorts: :func:`pml_design.cohort.combined_estimate` and ``estimate --first-cohort``.
+
+The first cohort answers through an ε₁-LDP oracle, the second through a PML mechanism; the combined estimate is the
+maximum-likelihood one from all the reports (docs/design.md §11.2, "Both cohorts, one estimate"). Checked here:
+with one cohort empty it is that cohort's own MLE; on small N it is the maximiser of the joint likelihood found by
+scipy from a channel written out independently; its simulated MSE is the trace of its covariance (and of the
+benchmark's formula ``tr(n₁F₁ + n₂F₂)⁻¹ − ‖P‖²/n``), a test that rejects the covariance × 1.2; its intervals cover;
+the Fisher informations add (never worse than either cohort alone); subset selection beyond the explicit channel;
+bad input; and the command-line round trip with its refusals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import pml_design as pml
+from pml_design.cohort import combined_estimate
+from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+from pml_design.mechanisms.mechanism import simplex_covariance
+
+P = np.array([0.45, 0.3, 0.17, 0.08])
+CATS = ("A", "B", "C", "D")
+
+
+def _mechanism(eps: float = 1.5) -> pml.Mechanism:
+    """A non-square PML-like channel (4 inputs, 5 outputs): not an LDP oracle's, full rank."""
+    rng = np.random.default_rng(3)
+    W = np.exp(eps * rng.random((4, 5)))
+    return pml.Mechanism(W / W.sum(axis=1, keepdims=True), name="pml", labels=CATS)
+
+
+ORACLES = {"grr": lambda: pml.grr(4, 1.0), "ss": lambda: pml.subset_selection(4, 1.0, k=2),
+           "hr": lambda: pml.hadamard_response(4, 1.0)}
+
+
+def _cohorts(oracle, mech, n1: int, n2: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return (oracle.privatize(rng.choice(4, n1, p=P), rng=rng),
+            mech.privatize(np.array(CATS)[rng.choice(4, n2, p=P)], rng=rng))
+
+
+# --- one cohort empty: the single-cohort MLE ------------------------------------------------------------------------
+@pytest.mark.parametrize("key", sorted(ORACLES))
+def test_one_empty_cohort_gives_that_cohorts_mle(key):
+    oracle, mech = ORACLES[key](), _mechanism()
+    r1, r2 = _cohorts(oracle, mech, 3000, 3000, seed=1)
+    alone2 = mech.estimate(r2, ci=0.9)
+    both = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1[:0], second_reports=r2, ci=0.9)
+    np.testing.assert_allclose(both.estimate, alone2.estimate, atol=1e-9)
+    np.testing.assert_allclose(both.covariance, alone2.covariance, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose([both.ci_low, both.ci_high], [alone2.ci_low, alone2.ci_high], atol=1e-8)
+    assert both.n == 3000 and both.categories == CATS and both.level == 0.9
+    alone1 = oracle.mechanism.estimate(oracle.to_symbols(r1), ci=0.9)
+    first = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1,
+                              second_counts=np.zeros(mech.n_outputs), ci=0.9)
+    np.testing.assert_allclose(first.estimate, alone1.estimate, atol=1e-9)
+    np.testing.assert_allclose(first.covariance, alone1.covariance, rtol=1e-6, atol=1e-12)
+    # the counts form gives the same as the reports
+    distinct, counts = np.unique(r1, axis=0, return_counts=True)
+    again = combined_estimate(oracle=oracle, mechanism=mech, first_counts=(distinct, counts),
+                              second_counts=mech.report_counts(r2))
+    full = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    np.testing.assert_allclose(again.estimate, full.estimate, atol=1e-12)
+    assert full.method == "combined-mle" and full.n == 6000
+
+
+# --- the joint likelihood, maximised by scipy on channels written from the definitions --------------------------------
+def _channel_from_definition(oracle) -> tuple[np.ndarray, list]:
+    """(W, outputs) of GRR / subset selection from P(S | x) ∝ e^ε if x ∈ S else 1 (not the library's matrices)."""
+    n, k = oracle.n, getattr(oracle, "k", 1)
+    sets = list(itertools.combinations(range(n), k))
+    W = np.array([[math.exp(oracle.epsilon) if x in s else 1.0 for s in sets] for x in range(n)])
+    return W / W.sum(axis=1, keepdims=True), sets
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_matches_brute_force_maximum_of_the_joint_likelihood(k):
+    oracle, mech = pml.subset_selection(4, 0.7, k=k), _mechanism(1.0)
+    W1, sets = _channel_from_definition(oracle)
+    r1, r2 = _cohorts(oracle, mech, 400, 250, seed=2)
+    c1 = np.array([sum(tuple(np.atleast_1d(r)) == s for r in r1) for s in sets])
+    c2 = mech.report_counts(r2)
+
+    def neg_loglik(theta):  # softmax parametrisation: unconstrained, a different code path from the Newton method
+        p = np.exp(theta - theta.max())
+        p /= p.sum()
+        return -(c1 @ np.log(p @ W1) + c2 @ np.log(p @ mech.matrix))
+
+    best = optimize.minimize(neg_loglik, np.zeros(4), method="BFGS", options={"gtol": 1e-10})
+    p_star = np.exp(best.x - best.x.max())
+    p_star /= p_star.sum()
+    est = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    np.testing.assert_allclose(est.estimate, p_star, atol=2e-6)
+    assert neg_loglik(np.log(est.estimate)) <= best.fun + 1e-7
+    # the covariance: the inverse of the summed expected informations on the simplex, at the estimate
+    F = 400 * fisher_information(W1, est.estimate) + 250 * fisher_information(mech.matrix, est.estimate)
+    np.testing.assert_allclose(est.covariance, np.linalg.inv(F) - np.outer(est.estimate, est.estimate) / 650,
+                               atol=1e-10)
+
+
+# --- the simulated error is the asymptotic one (with power), and the intervals cover --------------------------------
+def test_simulated_mse_matches_the_covariance_and_the_benchmark_formula():
+    """1 200 replicates of n₁ = n₂ = 3 000 (GRR at ε₁ = 1 + the mechanism) from multinomial counts."""
+    oracle, mech = pml.grr(4, 1.0), _mechanism()
+    n1, n2, reps = 3000, 3000, 1200
+    W1, W2 = oracle.matrix, mech.matrix
+    rng = np.random.default_rng(11)
+    c1s, c2s = rng.multinomial(n1, P @ W1, size=reps), rng.multinomial(n2, P @ W2, size=reps)
+    F = n1 * fisher_information(W1, P) + n2 * fisher_information(W2, P)
+    bench = float(np.trace(np.linalg.inv(F)) - P @ P / (n1 + n2))  # benchmarks/bench_deploy.py's combined error
+    cov = simplex_covariance(F)
+    assert np.trace(cov) == pytest.approx(bench, rel=1e-9)
+    err2, covered, covered_small = np.empty(reps), np.empty((reps, 4), bool), np.empty((reps, 4), bool)
+    for i in range(reps):
+        est = combined_estimate(oracle=oracle, mechanism=mech, first_counts=(np.arange(4), c1s[i]),
+                                second_counts=c2s[i])
+        err2[i] = np.sum((est.estimate - P) ** 2)
+        covered[i] = (est.ci_low <= P) & (P <= est.ci_high)
+        half = (est.ci_high - est.ci_low) / 2 / 1.2  # intervals of a covariance / 1.2² (interior: no clipping here)
+        covered_small[i] = np.abs(est.estimate - P) <= half
+    se = err2.std(ddof=1) / math.sqrt(reps)
+    assert abs(err2.mean() - bench) < 3.5 * se, (err2.mean(), bench, se)
+    assert abs(err2.mean() - 1.2 * bench) > 3.5 * se  # power: a covariance 20 % too large is rejected
+    assert abs(err2.mean() - bench / 1.2) > 3.5 * se
+    rate, sd = covered.mean(), math.sqrt(0.95 * 0.05 / reps)
+    assert abs(rate - 0.95) < 4 * sd, rate
+    assert np.all(np.abs(covered.mean(axis=0) - 0.95) < 4 * sd)
+    assert covered_small.mean() < 0.95 - 4 * sd  # power: intervals 1.2× too narrow fail it
+
+
+# --- the informations add: never worse than either cohort alone -----------------------------------------------------
+@pytest.mark.parametrize("key", sorted(ORACLES))
+def test_combined_is_never_worse_than_either_cohort(key):
+    oracle, mech = ORACLES[key](), _mechanism()
+    W1 = oracle.matrix
+    for n1, n2 in [(500, 5000), (5000, 500), (2000, 2000)]:
+        c1 = np.round(n1 * P @ W1).astype(int)  # the expected counts: each estimate is P up to rounding
+        c2 = np.round(n2 * P @ mech.matrix).astype(int)
+        sym = np.arange(W1.shape[1])
+        reports1 = (sym if key != "ss" else np.array(list(itertools.combinations(range(4), 2))), c1)
+        both = combined_estimate(oracle=oracle, mechanism=mech, first_counts=reports1, second_counts=c2)
+        only1 = combined_estimate(oracle=oracle, mechanism=mech, first_counts=reports1, second_counts=0 * c2)
+        only2 = combined_estimate(oracle=oracle, mechanism=mech, first_counts=(sym[:0], c1[:0]), second_counts=c2)
+        for alone in (only1, only2):
+            gap = np.linalg.eigvalsh(alone.covariance - both.covariance)
+            assert gap.min() > -1e-9 * np.abs(gap).max()  # Loewner order: the combined covariance is smaller
+            assert np.trace(both.covariance) < np.trace(alone.covariance)
+        # and it is the inverse of the sum of the informations (at the same point, up to rounding of the counts)
+        F = c1.sum() * fisher_information(W1, both.estimate) + c2.sum() * fisher_information(mech.matrix, both.estimate)
+        np.testing.assert_allclose(both.covariance, simplex_covariance(F), rtol=1e-9, atol=1e-14)
+
+
+# --- subset selection beyond the explicit channel: observed report sets, observed information -----------------------
+def test_subset_selection_beyond_the_channel_uses_the_observed_sets(monkeypatch):
+    import pml_design.mechanisms.frequency_oracles as fo
+
+    oracle, mech = pml.subset_selection(4, 1.0, k=2), _mechanism()
+    r1, r2 = _cohorts(oracle, mech, 20_000, 2000, seed=5)
+    explicit = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", 1)
+    observed = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1[:, ::-1], second_reports=r2)
+    np.testing.assert_allclose(observed.estimate, explicit.estimate, atol=1e-9)  # the same likelihood
+    np.testing.assert_allclose(observed.covariance, explicit.covariance, rtol=0.05, atol=1e-7)  # same limit
+    monkeypatch.undo()
+    # a real one: N = 24, k = 8 (C(24, 8) = 735 471 sets, 17.7 M channel entries > MAX_CHANNEL_ENTRIES)
+    big = pml.subset_selection(24, 1.0, k=8)
+    p = np.random.default_rng(0).dirichlet(np.full(24, 3.0))
+    rng = np.random.default_rng(6)
+    W2 = np.full((24, 24), 1.0) + np.eye(24) * (math.e - 1)
+    mech24 = pml.Mechanism(W2 / W2.sum(axis=1, keepdims=True))
+    r1 = big.privatize(rng.choice(24, 30_000, p=p), rng=rng)
+    est = combined_estimate(oracle=big, mechanism=mech24, first_reports=r1,
+                            second_reports=mech24.privatize(rng.choice(24, 30_000, p=p), rng=rng), ci=0.99)
+    z = (est.estimate - p) / np.sqrt(np.diag(est.covariance))
+    assert np.all(np.abs(z) < 4.5) and np.mean(z**2) < 2.0
+
+
+# --- bad input --------------------------------------------------------------------------------------------------------
+def test_bad_input_names_the_argument():
+    oracle, mech = pml.grr(4, 1.0), _mechanism()
+    r1, r2 = _cohorts(oracle, mech, 100, 100, seed=9)
+    ok = {"oracle": oracle, "mechanism": mech, "first_reports": r1, "second_reports": r2}
+    cases = [
+        ({"oracle": pml.grr(3, 1.0)}, ValueError, "mechanism has 4 inputs but the oracle's alphabet has n = 3"),
+        ({"categories": ["B", "A", "C", "D"]}, ValueError, "categories .* in another order than the mechanism's"),
+        ({"categories": ["A", "B", "C", "E"]}, ValueError, "categories .* other than the mechanism's labels"),
+        ({"first_counts": (np.arange(4), [1, 2, 3, 4])}, ValueError, "exactly one of first_reports and first_counts"),
+        ({"first_reports": None}, ValueError, "exactly one of first_reports and first_counts.*neither"),
+        ({"first_reports": None, "first_counts": (np.arange(4), [1, 2, -3, 4])}, ValueError, "first_counts: the counts"),
+        ({"first_reports": np.array([0, 7])}, ValueError, "first_reports do not match the oracle GRR"),
+        ({"second_counts": np.ones(5)}, ValueError, "exactly one of second_reports and second_counts"),
+        ({"second_reports": None, "second_counts": np.ones(3)}, ValueError, "second_counts"),
+        ({"first_reports": r1[:0], "second_reports": r2[:0]}, ValueError, "both cohorts are empty"),
+        ({"oracle": pml.grr(4, 0.0)}, ValueError, "independent of the inputs"),
+        ({"oracle": "grr"}, TypeError, "oracle must be a FrequencyOracle"),
+        ({"mechanism": mech.matrix}, TypeError, "mechanism must be a Mechanism"),
+        ({"ci": 1.5}, ValueError, "ci must lie in"),
+        ({"oracle": pml.oue(23, 1.0), "mechanism": pml.Mechanism(np.eye(23))}, ValueError, "too many"),
+    ]
+    for change, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            combined_estimate(**{**ok, **change})
+    out = combined_estimate(**ok, categories=list(CATS))
+    assert out.categories == CATS
