@@ -118,9 +118,11 @@ def check_dp_epsilon(dp_epsilon: object, name: str = "dp_epsilon", *, warn_large
     if warn_large and eps0 > DP_EPSILON_LARGE:  # (a review: 1e308 published the exact counts under "1e+308-DP", without a word)
         import warnings  # noqa: PLC0415
 
-        warnings.warn(f"{name}={eps0:g} is so large that the noise is 0 on all but a fraction "
-                      f"{2 * math.exp(-eps0) / (1 + math.exp(-eps0)):.2g} of the counts: the release is the exact "
-                      "counts in all but name, and the DP guarantee says next to nothing", UserWarning, stacklevel=3)
+        p_noise = 2 * math.exp(-eps0) / (1 + math.exp(-eps0))  # P(noise != 0) per count: 0.0 once e^-eps0 underflows
+        chance = f"{p_noise:.2g}" if p_noise > 0 else f"about 10^({math.log10(2) - eps0 / math.log(10):.3g})"
+        warnings.warn(f"{name}={eps0:g} is so large that the noise of a count is 0 except with probability {chance}: "
+                      "the release is the exact counts in all but name, and the DP guarantee says next to nothing",
+                      UserWarning, stacklevel=3)
     if eps0 < DP_EPSILON_MIN:
         raise ValueError(f"{name}={eps0!r} is too small: its noise (scale 1/{name} = {1 / eps0:.3g} counts) would drown "
                          f"any count; use {name} >= {DP_EPSILON_MIN:g}")

@@ -561,13 +561,29 @@ def test_an_output_folder_that_is_a_file_is_one_line(capsys, tmp_path):
     assert f.read_text() == "keep"
 
 
-def test_replacing_a_mechanism_file_is_said(capsys, counts_file, tmp_path):
+def test_a_mechanism_file_is_replaced_only_with_force(capsys, counts_file, tmp_path):
+    """A mechanism file is the only key to decoding the reports privatized with it: design -o refuses an existing
+    PREFIX.json or PREFIX.csv, even of its own kind, unless --force (a review: it was replaced silently), and says so
+    when --force replaces one."""
     prefix = str(tmp_path / "mech")
     argv = ["design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o", prefix]
     code, _, err = run(capsys, *argv)
     assert code == 0 and "replaced" not in err
+    first = {name: (tmp_path / name).read_bytes() for name in ("mech.json", "mech.csv")}
+    code, out, err = run(capsys, *[a if a != "0.1" else "0.2" for a in argv])
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"pml-design: error: argument --output: {prefix}.json exists and is a pml-design mechanism "
+                          "file") and "--force" in err
+    assert {name: (tmp_path / name).read_bytes() for name in first} == first  # nothing replaced
+    (tmp_path / "mech.json").unlink()  # the matrix CSV alone is refused too
     code, _, err = run(capsys, *argv)
+    assert code == 2 and f"{prefix}.csv exists and is the matrix CSV" in err and "--force" in err
+    assert not (tmp_path / "mech.json").exists()
+    code, _, err = run(capsys, *argv, "--force")
+    assert code == 0 and "replaced" not in err  # (only the CSV existed)
+    code, _, err = run(capsys, *[a if a != "0.1" else "0.2" for a in argv], "--force")
     assert code == 0 and f"replaced the existing mechanism file {prefix}.json" in err
+    assert json.loads((tmp_path / "mech.json").read_text())["radius"] == 0.2
 
 
 def test_privatize_errors_name_no_protected_value(capsys, tmp_path, counts_file):

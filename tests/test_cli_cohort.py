@@ -216,6 +216,13 @@ def test_too_few_reports_and_zero_estimates_name_the_flag(capsys, tmp_path):
                        "--ldp-epsilon", 1, "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6",
                        "--unverified-reports")
     assert code == 2 and err.startswith("pml-design: error: argument --reports: 15 reports of GRR") and "too few" in err
+    # an unbounded radius and an astronomic number of reports are said in words, not as 'inf' (a review)
+    for eps1, delta in ((1, "1e-300"), ("1e-12", "1e-6")):
+        code, _, err = run(capsys, "design", "--reports", few, "--column", "country", "--oracle", "grr",
+                           "--ldp-epsilon", eps1, "--categories", "A,B,C", "--epsilon", 1, "--delta", delta,
+                           "--unverified-reports")
+        assert code == 2 and "too few" in err and "the radius is unbounded" in err and "inf" not in err, err
+    assert "no feasible number of reports gives radius < 1" in err and "raise --ldp-epsilon or --delta" in err
     zero = write_column(tmp_path / "zero.csv", ["A"] * 3000 + ["B"] * 3000)  # C estimated at 0
     code, _, err = run(capsys, "design", "--reports", zero, "--column", "country", "--oracle", "grr",
                        "--ldp-epsilon", 3, "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.1",
@@ -244,6 +251,58 @@ def test_reports_need_their_provenance_file(capsys, tmp_path, cohorts, reports_f
     assert code == 2 and "changed since privatize --oracle wrote it" in err
     code, out, err = run(capsys, *base, "--reports", reports_file, "--json")
     assert code == 0, err
+
+
+def test_a_category_with_a_comma_round_trips_through_categories_file(capsys, tmp_path):
+    """--categories A,B,... cannot hold 'Korea, Republic of'; --categories-file (one per line) can, through privatize
+    --oracle -> design --reports -> privatize MECHANISM; the provenance file stores the list, which compares equal
+    whichever form gave it."""
+    cats = ["Korea, Republic of", "France", "Chad"]
+    rng = np.random.default_rng(3)
+    one = write_column(tmp_path / "c1.csv", np.array(cats)[rng.choice(3, 4000, p=P_TRUE)])
+    listed = tmp_path / "cats.txt"
+    listed.write_text("\n".join(cats) + "\n", encoding="utf-8")
+    reports = tmp_path / "r.csv"
+    code, out, err = run(capsys, "privatize", *ORACLE_FLAGS["grr"], "--categories-file", listed, "--csv", one,
+                         "--column", "country", "-o", reports, "--seed", 4)
+    assert code == 0, err
+    assert f"--categories-file {listed}" in out  # the next command names the file, not a comma-joined list
+    assert json.loads(pathlib.Path(str(reports) + ".ldp.json").read_text())["categories"] == cats
+    assert set(read_column(reports)) == set(cats)
+    design = ["design", "--reports", reports, "--column", "country", *ORACLE_FLAGS["grr"], "--epsilon", 1,
+              "--delta", "1e-6", "--time-limit", 60]
+    code, out, err = run(capsys, *design, "--categories-file", listed, "-o", tmp_path / "mech", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["categories"] == cats and np.abs(np.array(res["p_hat"]) - P_TRUE).sum() <= res["radius"]
+    code, out, err = run(capsys, "privatize", tmp_path / "mech.json", "--csv", one, "--column", "country", "-o",
+                         tmp_path / "p.csv", "--seed", 5)
+    assert code == 0, err
+    listed.write_text("France\nChad\nKorea, Republic of\n")  # another order: refused, naming the file's flag
+    code, _, err = run(capsys, *design, "--categories-file", listed)
+    assert code == 2 and err.startswith("pml-design: error: argument --categories-file: does not match") \
+        and "['Korea, Republic of', 'France', 'Chad']" in err
+    # without a comma, the two forms make the same provenance: privatize with the file, design with the list
+    listed.write_text("A\r\nB\r\nC\r\n")  # (CRLF line endings)
+    code, _, err = run(capsys, "privatize", *ORACLE_FLAGS["grr"], "--categories-file", listed, "--csv",
+                       write_column(tmp_path / "abc.csv", ["A", "B", "C"] * 700), "--column", "country", "-o",
+                       tmp_path / "r2.csv", "--seed", 6)
+    assert code == 0, err
+    code, _, err = run(capsys, "design", "--reports", tmp_path / "r2.csv", "--column", "country", *ORACLE_FLAGS["grr"],
+                       "--categories", "A,B,C", "--epsilon", 1, "--delta", "0.01", "--allow-zero")
+    assert code == 0, err
+
+
+def test_column_given_by_index_matches_the_provenance(capsys, reports_file):
+    """The provenance file names the column by its header: --column 1 (0-based: 'country') was refused as 'does not
+    match'; it is resolved to the header name first. Column 0 ('id') is another column and still refused."""
+    base = ["design", "--reports", reports_file, *ORACLE_FLAGS["grr"], "--categories", "A,B,C", "--epsilon", 1,
+            "--delta", "1e-6", "--json"]
+    code, out, err = run(capsys, *base, "--column", 1)
+    assert code == 0, err
+    assert json.loads(out)["m"] == 4000
+    code, _, err = run(capsys, *base, "--column", 0)
+    assert code == 2 and "argument --column: does not match" in err and "'country'" in err
 
 
 def test_help_texts_describe_the_workflow(capsys):

@@ -6,6 +6,7 @@ there is no record), counts must be integers (not '3', 2.5 or True), ``--categor
 from __future__ import annotations
 
 import csv
+import json
 import re
 
 import numpy as np
@@ -134,8 +135,48 @@ def test_categories_are_exact_text(capsys, counts_file):
         assert code == 2 and "' b' has surrounding whitespace" in err and "'a,b,c'" in err
     code, out, _ = _run(capsys, [*base, "--dp-epsilon", "1", "--categories", "a,b,c"])
     assert code == 0 and "1-DP estimate" in out
-    code, _, err = _run(capsys, [*base, "--categories", "a,b,b"])
-    assert code == 2 and "distinct" in err
+    code, _, err = _run(capsys, [*base, "--categories", "a,b,b"])  # the duplicate is named (it said "distinct")
+    assert code == 2 and "argument --categories: the category 'b' is given twice (positions 2 and 3)" in err
+
+
+def test_categories_file_takes_a_category_with_a_comma(capsys, tmp_path):
+    """--categories A,B,... splits at the commas, so 'Korea, Republic of' could not be named; --categories-file takes
+    one category per line, exactly as written but the line ending, and gives the same design as --categories."""
+    data = tmp_path / "d.csv"
+    data.write_text("country\n" + '"Korea, Republic of"\n' * 40 + "France\n" * 30 + "Chad\n" * 30)
+    listed = tmp_path / "cats.txt"
+    listed.write_bytes("Korea, Republic of\r\nFrance\nChad\n".encode())  # CRLF and LF line endings
+    base = ["design", "--csv", str(data), "--column", "country", "--epsilon", "1", "--delta", "1e-3", "--json"]
+    code, out, err = _run(capsys, [*base, "--dp-epsilon", "1", "--categories-file", str(listed)])
+    assert code == 0, err
+    assert json.loads(out)["categories"] == ["Korea, Republic of", "France", "Chad"]
+    code, out, err = _run(capsys, [*base, "--categories-file", str(listed)])  # without --dp-epsilon: the order given
+    assert code == 0 and json.loads(out)["counts"] == [40, 30, 30], err
+    for text, needle in [("a\n\nb\n", "cats.txt, line 2 is empty"),
+                         ("a\nb\na\n", "the category 'a' is given twice (" + str(listed) + ", lines 1 and 3)"),
+                         ("a\n b\n", "line 2: ' b' has surrounding whitespace"),
+                         ("Korea, Republic of\n", "need at least 2 categories, got 1")]:
+        listed.write_text(text)
+        code, out, err = _run(capsys, [*base, "--dp-epsilon", "1", "--categories-file", str(listed)])
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("pml-design: error: argument --categories-file: ") and needle in err, err
+    code, _, err = _run(capsys, [*base, "--categories", "a,b", "--categories-file", str(listed)])
+    assert code == 2 and "not allowed with argument" in err
+    # with --dp-epsilon the column is protected: a row the CSV parser cannot read is not quoted (it was)
+    data.write_text("country\nKorea, Republic of\nFrance\n")
+    listed.write_text("Korea, Republic of\nFrance\n")
+    code, _, err = _run(capsys, [*base, "--dp-epsilon", "1", "--categories-file", str(listed)])
+    assert code == 2 and "withheld" in err and "Korea" not in err, err
+
+
+def test_a_huge_dp_epsilon_warning_gives_a_probability_not_0(capsys, counts_file):
+    """--dp-epsilon 1e9 warned 'the noise is 0 on all but a fraction 0 of the counts' (e^-1e9 underflows): the
+    chance of any noise is said as a power of ten."""
+    base = ["design", "--counts", str(counts_file), "--epsilon", "1", "--delta", "1e-3", "--categories", "a,b,c"]
+    for dp, chance in (("1e9", "except with probability about 10^(-4.34e+08)"), ("20", "except with probability 4.1e-09")):
+        code, _, err = _run(capsys, [*base, "--dp-epsilon", dp])
+        assert code == 0 and f"dp_epsilon={float(dp):g} is so large that the noise of a count is 0 {chance}:" in err, err
+        assert "fraction 0" not in err
 
 
 def test_cli_refusals_before_the_release_name_no_label_or_count(capsys, tmp_path):

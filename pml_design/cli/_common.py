@@ -92,16 +92,139 @@ def parse_categories(spec: str) -> list[str]:
     """The public ``--categories A,B,...`` list: at least 2 distinct, non-empty names, each its exact text.
 
     Nothing is stripped, as for labels everywhere (docs/cli.md): a name with surrounding whitespace (``'a, b'``) is
-    refused, naming it, instead of being matched to ``'b'`` silently or to no value of the data."""
+    refused, naming it, instead of being matched to ``'b'`` silently or to no value of the data. A name holding a
+    comma cannot be written here: :func:`read_categories_file` (``--categories-file``) takes it.
+
+    Parameters
+    ----------
+    spec : str
+        The text of ``--categories``.
+
+    Returns
+    -------
+    list of str
+        The names, in the order given.
+
+    Raises
+    ------
+    CliError
+        An empty name, one with surrounding whitespace, a name given twice (named), fewer than 2 names.
+    """
     cats = spec.split(",")
     padded = [c for c in cats if c.strip() and c != c.strip()]
     if padded:
         raise CliError(f"argument --categories: {padded[0]!r} has surrounding whitespace; category names are exact "
                        "text, as labels everywhere (nothing is stripped): write them without spaces around the "
                        f"commas, e.g. {','.join(c.strip() for c in cats)!r}")
-    if len(cats) < 2 or any(not c for c in cats) or len(set(cats)) != len(cats):
-        raise CliError(f"argument --categories: need at least 2 distinct, non-empty names, got {spec!r}")
+    if any(not c for c in cats):
+        raise CliError(f"argument --categories: an empty name in {spec!r} (two commas in a row, or one at an end); "
+                       "a category holding a comma is given with --categories-file")
+    return _checked_categories(cats, "--categories", "positions")
+
+
+def _checked_categories(cats: list[str], option: str, where: str) -> list[str]:
+    """``cats`` if they are at least 2 and distinct; else one line naming the duplicate and ``where`` (``"positions"``,
+    ``"FILE, lines"``) it is."""
+    first: dict[str, int] = {}
+    for i, c in enumerate(cats, start=1):
+        if c in first:
+            raise CliError(f"argument {option}: the category {c!r} is given twice ({where} {first[c]} and {i}); give "
+                           "each category once")
+        first[c] = i
+    if len(cats) < 2:
+        raise CliError(f"argument {option}: need at least 2 categories, got {len(cats)}: {cats}")
     return cats
+
+
+def read_categories_file(path: str) -> list[str]:
+    """The public list of categories from ``--categories-file``: UTF-8 text, one category per line.
+
+    Each line is taken exactly as written but its line ending (``\\n`` or ``\\r\\n``), so a category may hold a
+    comma (which ``--categories A,B,...`` cannot); nothing is stripped, as for labels everywhere: a line with
+    surrounding whitespace is refused, and so is an empty line, each naming its line number. A UTF-8 byte-order
+    mark is ignored; the final line ending is optional.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+
+    Returns
+    -------
+    list of str
+        The categories, in the file's order.
+
+    Raises
+    ------
+    CliError
+        An unreadable file or not UTF-8 text; an empty line, a line with surrounding whitespace, a category given
+        twice, fewer than 2 categories (each naming the line).
+    """
+    from .._validation import not_a_file_reason  # noqa: PLC0415
+
+    option = "--categories-file"
+    why = not_a_file_reason(path)
+    if why is not None:
+        raise CliError(f"argument {option}: {why}: {path}")
+    raw = pathlib.Path(path).read_bytes()
+    if b"\x00" in raw:
+        raise CliError(f"argument {option}: not a text file (it contains NUL bytes): {path}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"argument {option}: not UTF-8 text (bad byte at offset {exc.start}): {path}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # the final line ending
+        lines.pop()
+    cats = [line[:-1] if line.endswith("\r") else line for line in lines]
+    for i, c in enumerate(cats, start=1):
+        if not c:
+            raise CliError(f"argument {option}: {path}, line {i} is empty (one category per line, no empty line)")
+        if c != c.strip():
+            raise CliError(f"argument {option}: {path}, line {i}: {c!r} has surrounding whitespace; category names "
+                           "are exact text, as labels everywhere (nothing is stripped)")
+    return _checked_categories(cats, option, f"{path}, lines")
+
+
+def add_categories_arguments(p: argparse.ArgumentParser, what: str) -> None:
+    """``--categories A,B,...`` and ``--categories-file FILE`` (mutually exclusive) on a subcommand's parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    what : str
+        When they are used, appended to both helps.
+    """
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--categories", metavar="A,B,...", default=None, help="the public list of categories, "
+                   f"comma-separated, each name its exact text; {what}")
+    g.add_argument("--categories-file", metavar="FILE", default=None, help="the same list from a UTF-8 file, one "
+                   "category per line, each line its exact text (a category may hold a comma); instead of "
+                   "--categories")
+
+
+def categories_from_args(args: argparse.Namespace) -> list[str] | None:
+    """The public categories of ``--categories`` or ``--categories-file`` (checked), or None when neither is given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments with ``categories`` and ``categories_file``.
+
+    Returns
+    -------
+    list of str or None
+        The same list whichever form gave it.
+    """
+    if args.categories_file is not None:
+        return read_categories_file(args.categories_file)
+    return None if args.categories is None else parse_categories(args.categories)
+
+
+def categories_option(args: argparse.Namespace) -> str:
+    """The option that gave the categories, to name it in errors: ``--categories-file`` or ``--categories``."""
+    return "--categories-file" if getattr(args, "categories_file", None) is not None else "--categories"
 
 
 #: Library parameter names -> the command-line option that sets them (to name the argument in errors).
@@ -245,8 +368,8 @@ def csv_column_counts(path: str, column: str, delimiter: str | None, option: str
     """
     from ..deploy.streaming import column_counts  # noqa: PLC0415
 
-    return column_counts(table_source(path, option, delimiter, parquet), column, digest=digest,
-                         quote_values=quote_values)
+    return column_counts(table_source(path, option, delimiter, parquet, protected=not quote_values), column,
+                         digest=digest, quote_values=quote_values)  # (protected: a parse error quotes no row)
 
 
 _SEPARATOR_NAMES = {"\t": "tabs", ",": "commas", ";": "semicolons"}

@@ -15,7 +15,15 @@ import sys
 import time
 from typing import Any
 
-from ._common import CliError, parse_categories, positive_float, positive_int, privatized_summary, table_source
+from ._common import (
+    CliError,
+    categories_from_args,
+    categories_option,
+    positive_float,
+    positive_int,
+    privatized_summary,
+    table_source,
+)
 
 #: ``--oracle`` choices, with what a report looks like (also in docs/cli.md).
 ORACLE_HELP = ("grr: generalized randomized response, a report is one category label; ss: k-subset selection, a "
@@ -44,16 +52,19 @@ def oracle_from_args(args: argparse.Namespace, command: str) -> tuple[Any, list[
         raise CliError(f"argument --oracle: required with {command} (grr, ss or hr)")
     if args.ldp_epsilon is None:
         raise CliError(f"argument --ldp-epsilon: required with --oracle (epsilon_1 of the {args.oracle} reports)")
-    if args.categories is None:
-        raise CliError("argument --categories: required with --oracle: the public list of categories, in a fixed "
-                       "order (the values present in the data are not public)")
+    if args.categories is None and args.categories_file is None:
+        raise CliError("argument --categories: required with --oracle (or --categories-file): the public list of "
+                       "categories, in a fixed order (the values present in the data are not public)")
     from ..deploy.reports import make_oracle  # noqa: PLC0415
 
     if args.ldp_epsilon > MAX_LDP_EPSILON:
         raise CliError(f"argument --ldp-epsilon: {args.ldp_epsilon:g} is above {MAX_LDP_EPSILON:g} (as --epsilon: "
                        "e^E1 overflows, and the reports would be the inputs)")
-    categories = parse_categories(args.categories)
-    oracle = make_oracle(args.oracle, categories, args.ldp_epsilon, args.k)
+    categories = categories_from_args(args)
+    try:
+        oracle = make_oracle(args.oracle, categories, args.ldp_epsilon, args.k)
+    except ValueError as exc:  # (make_oracle names --categories: the file form names its own flag)
+        raise CliError(str(exc).replace("argument --categories:", f"argument {categories_option(args)}:", 1)) from None
     if args.ldp_epsilon > LARGE_LDP_EPSILON:  # (a review: 1000 was accepted, and P-hat gave back the exact counts)
         import warnings  # noqa: PLC0415
 
@@ -111,12 +122,14 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
           + " ".join(shlex.quote(str(v)) for v in (args.output, "--column", args.column, "--oracle", args.oracle,
                                                    "--ldp-epsilon", _exact(oracle.epsilon)))
           + (f" --k {oracle.k}" if oracle.name == "SS" else "")
-          + f" --categories {shlex.quote(','.join(categories))} --epsilon E --delta D -o PREFIX")
+          + (f" --categories-file {shlex.quote(args.categories_file)}" if args.categories_file is not None
+             else f" --categories {shlex.quote(','.join(categories))}") + " --epsilon E --delta D -o PREFIX")
     return 0
 
 
-def _check_provenance(args: argparse.Namespace, oracle: Any, categories: list[str]) -> None:
-    """Refuse ``--reports`` whose provenance file (``privatize --oracle``) is missing or disagrees with the flags."""
+def _check_provenance(args: argparse.Namespace, oracle: Any, categories: list[str], column: str) -> None:
+    """Refuse ``--reports`` whose provenance file (``privatize --oracle``) is missing or disagrees with the flags
+    (``column``: the header name ``--column`` resolves to)."""
     from ..deploy.reports import provenance_mismatch, provenance_path  # noqa: PLC0415
 
     if not provenance_path(args.reports).is_file():
@@ -129,10 +142,10 @@ def _check_provenance(args: argparse.Namespace, oracle: Any, categories: list[st
     if args.unverified_reports:
         raise CliError(f"argument --unverified-reports: not allowed: {args.reports} has a provenance file, which is "
                        "checked")
-    bad = provenance_mismatch(args.reports, args.column, oracle, categories)
+    bad = provenance_mismatch(args.reports, column, oracle, categories)
     if bad is not None:
         option, what = bad
-        raise CliError(f"argument {option}: {what}")
+        raise CliError(f"argument {categories_option(args) if option == '--categories' else option}: {what}")
 
 
 def design_from_report_file(args: argparse.Namespace, started: float, files: bool) -> tuple[Any, list, dict, float]:
@@ -149,11 +162,12 @@ def design_from_report_file(args: argparse.Namespace, started: float, files: boo
     if args.dp_epsilon is not None:
         raise CliError("argument --dp-epsilon: not allowed with --reports (P-hat comes from the LDP reports)")
     oracle, categories = oracle_from_args(args, "--reports")
-    _check_provenance(args, oracle, categories)
     parquet = args.reports.lower().endswith((".parquet", ".pq"))
     if parquet and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with a Parquet --reports file (a CSV option)")
     source = table_source(args.reports, "--reports", args.delimiter, parquet)
+    # the provenance file names the column by its header: --column 0 (a 0-based index) is resolved first
+    _check_provenance(args, oracle, categories, source.resolve(args.column))
     counts, n_reports = report_support_counts(source, args.column, oracle, categories,
                                               progress=bool(args.progress) and sys.stderr.isatty())
     design_limit, kept_back = _time_budget(args, len(categories), started, files)
@@ -166,6 +180,26 @@ def design_from_report_file(args: argparse.Namespace, started: float, files: boo
         except ValueError as exc:
             text = str(exc)
             if "too few" in text or "the estimate from the reports is 0" in text:
-                raise CliError(f"argument --reports: {text}") from None
+                raise CliError(f"argument --reports: {_too_few_in_words(text)}") from None
             raise
     return est, categories, {"reports": args.reports, "column": args.column}, kept_back
+
+
+#: Above this many reports, "about N reports are needed" is said in words (no collection holds them).
+REPORTS_BEYOND_REACH: float = 1e12
+
+
+def _too_few_in_words(text: str) -> str:
+    """The library's "too few reports" message with an infinite radius or an astronomic number of reports said in
+    words (a review: "the radius inf >= 2" and "about inf reports are needed" for --delta 1e-300 or --ldp-epsilon
+    1e-12)."""
+    import re  # noqa: PLC0415
+
+    text = text.replace("the radius inf >= 2 rules out no distribution",
+                        "the radius is unbounded (the bound gives no finite radius at this delta), so the ball rules out no "
+                        "distribution")
+    mo = re.search(r"about (\S+) reports are needed for radius < 1", text)
+    if mo is not None and not float(mo.group(1)) <= REPORTS_BEYOND_REACH:
+        text = text.replace(mo.group(0), "no feasible number of reports gives radius < 1 (more than 10^"
+                            f"{math.log10(REPORTS_BEYOND_REACH):.0f} would be needed): raise --ldp-epsilon or --delta")
+    return text

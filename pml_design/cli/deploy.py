@@ -13,6 +13,7 @@ from ._common import (
     FORMATTER,
     PROG,
     CliError,
+    add_categories_arguments,
     confidence,
     nonneg_int,
     print_json,
@@ -63,9 +64,8 @@ def _deploy_arguments(p: argparse.ArgumentParser, oracle: bool = False) -> None:
         p.add_argument("mechanism", metavar="MECHANISM", nargs="?", default=None, help="mechanism file (JSON) "
                        "written by 'pml-design design -o'; or none, and --oracle with --ldp-epsilon and --categories")
         add_oracle_arguments(p, "that privatizes a first cohort (instead of MECHANISM)")
-        p.add_argument("--categories", metavar="A,B,...", default=None, help="with --oracle: the public list of "
-                       "categories, comma-separated, in a fixed order (required: the values present in the data are "
-                       "not public); every value of the column must be one of them")
+        add_categories_arguments(p, "with --oracle, in a fixed order (required: the values present in the data are "
+                                 "not public); every value of the column must be one of them")
     else:
         p.add_argument("mechanism", metavar="MECHANISM", help="mechanism file (JSON) written by 'pml-design design -o'")
     src = p.add_mutually_exclusive_group(required=True)
@@ -112,7 +112,8 @@ def run_privatize(args: argparse.Namespace) -> int:
             raise CliError("argument MECHANISM: give a mechanism file (pml-design design -o), or --oracle with "
                            "--ldp-epsilon and --categories for a first cohort's LDP reports")
         return run_privatize_oracle(args)
-    for opt, value in (("--ldp-epsilon", args.ldp_epsilon), ("--k", args.k), ("--categories", args.categories)):
+    for opt, value in (("--ldp-epsilon", args.ldp_epsilon), ("--k", args.k), ("--categories", args.categories),
+                       ("--categories-file", args.categories_file)):
         if value is not None:
             raise CliError(f"argument {opt}: only with --oracle (MECHANISM {args.mechanism} fixes the mechanism)")
     import numpy as np  # noqa: PLC0415 - the numerical stack is imported only to run

@@ -20,12 +20,14 @@ from ._common import (
     FORMATTER,
     UTILITIES,
     CliError,
+    add_categories_arguments,
     ball_radius,
     csv_column_counts,
     design_epsilon,
     failure_probability,
+    categories_from_args,
+    categories_option,
     jsonable,
-    parse_categories,
     positive_float,
     print_json,
     read_counts,
@@ -58,9 +60,8 @@ def add_parser(sub: Any) -> None:
                    help="the design records stay protected: use only an E0-DP release of their counts (discrete "
                    "Laplace noise, add/remove one record) and widen the radius accordingly (needs --delta; with "
                    "--csv/--parquet also --categories); docs/design.md section 11")
-    p.add_argument("--categories", metavar="A,B,...", default=None,
-                   help="the public list of categories (comma-separated; default: the values in the data; required "
-                   "with --reports, in the order given to 'privatize --oracle')")
+    add_categories_arguments(p, "default: the values in the data; required with --dp-epsilon and with --reports (in "
+                             "the order given to 'privatize --oracle')")
     add_oracle_arguments(p, "of the reports of --reports, as given to 'privatize --oracle'")
     p.add_argument("--utility", choices=UTILITIES, default="frequency_estimation", help="utility to optimise; the "
                    "default, frequency_estimation, serves the next steps (privatize, estimate): it minimises the "
@@ -83,10 +84,10 @@ def add_parser(sub: Any) -> None:
                    "else one plain line every ~10 s (default: on when stderr is a terminal)")
     p.add_argument("--compare", action="store_true", help="also compare with the LDP baselines")
     p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
-                   "PREFIX.csv (checked before the design runs: never an input, never a directory; existing files "
-                   "are replaced only if they are a mechanism file / a matrix CSV of this command)")
-    p.add_argument("--force", action="store_true", help="replace PREFIX.json / PREFIX.csv even if they are files of "
-                   "another kind (never an input)")
+                   "PREFIX.csv (checked before the design runs: never an input, never a directory; an existing file, "
+                   "a mechanism file included, only with --force)")
+    p.add_argument("--force", action="store_true", help="replace PREFIX.json / PREFIX.csv if they exist (never an "
+                   "input); a replaced mechanism file is the only key to the reports privatized with it: keep a copy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -293,9 +294,11 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
     est = None
     # with --dp-epsilon the arguments are checked before the protected data are read; a counts file needs the public
     # categories too (its labels are usually what the data hold)
-    if args.dp_epsilon is not None and args.categories is None:
-        raise CliError("argument --dp-epsilon: give the public list of categories with --categories (the values "
-                       "present in the data, and the labels of a counts file made from them, are not private)")
+    cats = categories_from_args(args)  # (read and checked before the protected data are)
+    if args.dp_epsilon is not None and cats is None:
+        raise CliError("argument --dp-epsilon: give the public list of categories with --categories or "
+                       "--categories-file (the values present in the data, and the labels of a counts file made from "
+                       "them, are not private)")
     if args.dp_epsilon is not None and args.delta is None:
         raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
                        "noise), not --radius")
@@ -313,8 +316,8 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
         counts, labels = read_counts(args.counts, quote_labels=args.dp_epsilon is None)
         source = {"counts": args.counts}
         digest = None
-    if args.categories is not None:
-        labels, counts = _on_categories(labels, counts, args.categories)
+    if cats is not None:
+        labels, counts = _on_categories(labels, counts, cats, categories_option(args))
     n = len(labels)
     if n < 2:
         raise CliError(f"argument --column: need at least 2 distinct values, got {labels}")
@@ -354,16 +357,15 @@ def _fingerprint(args: argparse.Namespace, counts: Any, digest: Any) -> dict:
     return design_fingerprint(None, counts, sha256=digest.hexdigest())
 
 
-def _on_categories(labels: list, counts: Any, spec: str) -> tuple[list, Any]:
-    """The counts re-indexed on the public ``--categories`` list (absent categories count 0)."""
+def _on_categories(labels: list, counts: Any, cats: list[str], option: str) -> tuple[list, Any]:
+    """The counts re-indexed on the public list ``cats`` of ``option`` (absent categories count 0)."""
     import numpy as np  # noqa: PLC0415
 
-    cats = parse_categories(spec)
     index = {c: i for i, c in enumerate(cats)}
     outside = [lab for lab, cnt in zip(labels, counts) if str(lab) not in index and cnt > 0]
     if outside:
         # no count and no value of the (possibly DP-protected) records in the message
-        raise CliError("argument --categories: the data hold values outside the list (every value of the column "
+        raise CliError(f"argument {option}: the data hold values outside the list (every value of the column "
                        "must be one of the public categories)")
     out = np.zeros(len(cats), dtype=np.int64)
     for lab, cnt in zip(labels, counts):
@@ -386,11 +388,18 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json: mech.json and mech.csv, not mech.json.json
         p = p.with_suffix("")
     inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts"), (args.reports, "--reports")]
-    common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
-    jpath = check_output_path(p.with_name(p.name + ".json"), own_kind=is_mechanism_file,
-                              kind="pml-design mechanism file", **common)
-    cpath = check_output_path(p.with_name(p.name + ".csv"), own_kind=is_matrix_csv,
-                              kind="matrix CSV written by 'pml-design design'", **common)
+    # never an input, never a directory (even with --force); then no existing file without --force: a mechanism file
+    # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
+    common = {"inputs": inputs, "overwrite": True, "option": "argument --output", "force_hint": "--force"}
+    jpath = check_output_path(p.with_name(p.name + ".json"), **common)
+    cpath = check_output_path(p.with_name(p.name + ".csv"), **common)
+    for path in (jpath, cpath):
+        if not args.force and (path.exists() or path.is_symlink()):
+            what = (" and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
+                    if is_mechanism_file(path) else " and is the matrix CSV of a mechanism file" if is_matrix_csv(path)
+                    else "")
+            raise CliError(f"argument --output: {path} exists{what}; refusing to replace it (choose another PREFIX, "
+                           "or pass --force to replace it)")
     from ..deploy.file import temporary_sibling  # noqa: PLC0415
 
     try:  # a folder that takes no file (read-only, /proc) fails now, not after the design

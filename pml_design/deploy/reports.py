@@ -327,13 +327,18 @@ def provenance_mismatch(reports: object, column: str, oracle: Any, categories: S
          f"the reports were made at ldp-epsilon {eps!r}"),
         ("--k", oracle.name != "SS" or doc.get("k") == int(oracle.k), f"the reports were made with k = {doc.get('k')}"),
         ("--categories", doc.get("categories") == [str(c) for c in categories],
-         "the reports were made over other categories, or in another order: "
-         + ",".join(str(c) for c in doc.get("categories") or [])),
+         "the reports were made over other categories, or in another order: " + _category_list(doc.get("categories"))),
     ]
     for option, ok, what in checks:
         if not ok:
             return option, f"does not match {prov}: {what}"
     return None
+
+
+def _category_list(cats: object) -> str:
+    """The stored categories as the ``--categories`` text, or as a list when one holds a comma (``--categories-file``)."""
+    names = [str(c) for c in cats] if isinstance(cats, list) else []
+    return repr(names) if any("," in c for c in names) else ",".join(names)
 
 
 def report_support_counts(source: TableSource, column: str, oracle: Any, categories: Sequence[str], *,
