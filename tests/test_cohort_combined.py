@@ -208,3 +208,94 @@ def test_bad_input_names_the_argument():
             combined_estimate(**{**ok, **change})
     out = combined_estimate(**ok, categories=list(CATS))
     assert out.categories == CATS
+
+
+# --- the command line: privatize --oracle → design --reports → privatize MECHANISM → estimate --first-cohort ----------
+def _cli(capsys, *argv):
+    from pml_design.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _write(path, values):
+    import csv
+
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "country"])
+        w.writerows([i, v] for i, v in enumerate(values))
+    return path
+
+
+def _read(path, column="country"):
+    import csv
+
+    with path.open(newline="") as fh:
+        return [row[column] for row in csv.DictReader(fh)]
+
+
+@pytest.mark.parametrize("flags", [["--oracle", "hr", "--ldp-epsilon", "1"],
+                                   ["--oracle", "ss", "--ldp-epsilon", "0.5", "--k", "2"]], ids=["hr", "ss"])
+def test_cli_round_trip_and_refusals(capsys, tmp_path, flags):
+    import shutil
+
+    cats, p3 = ["A", "B", "C"], np.array([0.5, 0.3, 0.2])
+    rng = np.random.default_rng(8)
+    one = _write(tmp_path / "cohort1.csv", np.array(cats)[rng.choice(3, 4000, p=p3)])
+    two = _write(tmp_path / "cohort2.csv", np.array(cats)[rng.choice(3, 6000, p=p3)])
+    rep, mech_path, priv = tmp_path / "reports1.csv", tmp_path / "mech.json", tmp_path / "private2.csv"
+    steps = [["privatize", *flags, "--categories", "A,B,C", "--csv", one, "--column", "country", "-o", rep, "--seed", 1],
+             ["design", "--reports", rep, "--column", "country", *flags, "--categories", "A,B,C", "--epsilon", 1,
+              "--delta", "1e-6", "--allow-zero", "--time-limit", 30, "--no-progress", "-o", tmp_path / "mech"],
+             ["privatize", mech_path, "--csv", two, "--column", "country", "-o", priv, "--seed", 2]]
+    for argv in steps:
+        code, _, err = _cli(capsys, *argv)
+        assert code == 0, err
+    code, out, err = _cli(capsys, "estimate", mech_path, "--csv", priv, "--column", "country", "--first-cohort", rep,
+                          "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert set(res) == {"categories", "estimate", "ci_low", "ci_high", "n", "level", "method", "column", "input",
+                        "mechanism", "report_counts", "n_first", "n_second", "first_cohort", "seconds"}
+    assert res["n"] == 10_000 and res["n_first"] == 4000 and res["n_second"] == 6000 and res["categories"] == cats
+    assert res["method"] == "combined-mle" and res["first_cohort"]["column"] == "country"
+    # the same as the library from the two files (the reports parsed here, not by the command)
+    mech = pml.load_mechanism(mech_path)
+    oracle = pml.hadamard_response(3, 1.0) if flags[1] == "hr" else pml.subset_selection(3, 0.5, k=2)
+    cells = _read(rep)
+    r1 = (np.array([int(c) for c in cells]) if flags[1] == "hr"
+          else np.array([[cats.index(x) for x in c.split("+")] for c in cells]))
+    lib = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=_read(priv))
+    np.testing.assert_allclose(res["estimate"], lib.estimate, atol=1e-12)
+    np.testing.assert_allclose(res["ci_high"], lib.ci_high, atol=1e-12)
+    code, out, err = _cli(capsys, "estimate", mech_path, "--csv", priv, "--column", "country", "--json")
+    alone = json.loads(out)
+    assert np.sum(np.subtract(res["ci_high"], res["ci_low"])) < np.sum(np.subtract(alone["ci_high"], alone["ci_low"]))
+    code, out, err = _cli(capsys, "estimate", mech_path, "--csv", priv, "--column", "country", "--first-cohort", rep)
+    assert code == 0 and "combined by maximum likelihood: n1=4000 first-cohort reports" in out, err
+    # refusals: one line, the flag named
+    shutil.copy(rep, tmp_path / "bare.csv")  # no provenance file
+    other = tmp_path / "other_order.csv"
+    code, _, err = _cli(capsys, "privatize", *flags, "--categories", "B,A,C", "--csv", one, "--column", "country",
+                        "-o", other, "--seed", 3)
+    assert code == 0, err
+    changed = tmp_path / "changed.csv"
+    shutil.copy(rep, changed)
+    shutil.copy(str(rep) + ".ldp.json", str(changed) + ".ldp.json")
+    with changed.open("a") as fh:
+        fh.write(f"4000,{_read(rep)[0]}\n")
+    base = ["estimate", mech_path, "--csv", priv, "--column", "country"]
+    for extra, needle in [
+        (["--first-cohort", other], "argument --first-cohort: its reports were made in another order than MECHANISM's"),
+        (["--first-cohort", tmp_path / "bare.csv"], "argument --first-cohort: " + str(tmp_path / "bare.csv")
+         + " has no provenance file"),
+        (["--first-cohort", changed], "argument --first-cohort: " + str(changed) + " changed since privatize --oracle"),
+        (["--first-cohort", rep, "--first-cohort-column", "id"], "argument --first-cohort-column: does not match"),
+        (["--first-cohort", rep, "--method", "inversion"], "argument --method: only ibu"),
+        (["--first-cohort-column", "country"], "argument --first-cohort-column: only with --first-cohort"),
+    ]:
+        code, out, err = _cli(capsys, *base, *extra)
+        lines = err.strip().splitlines()
+        assert code == 2 and out == "" and len(lines) == 1 and needle in lines[0], (extra, err)

@@ -22,6 +22,7 @@ from ._common import (
     table_source,
 )
 from .cohort import add_oracle_arguments, run_privatize_oracle
+from .first_cohort import add_first_cohort_arguments, run_estimate_combined
 
 
 def add_parser(sub: Any) -> None:
@@ -48,12 +49,14 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("estimate", formatter_class=FORMATTER, help="estimate the distribution from privatized data",
                        description="Estimate the distribution of the original categories from a column of "
                        "privatized labels (pml-design privatize), with pointwise confidence intervals from the "
-                       "Fisher information of the mechanism (streamed; any file size).")
+                       "Fisher information of the mechanism (streamed; any file size); with --first-cohort, from "
+                       "these and a first cohort's LDP reports together (maximum likelihood over both).")
     _deploy_arguments(p)
     p.add_argument("--ci", type=confidence, default=0.95, help="confidence level of the intervals")
     p.add_argument("--method", choices=("ibu", "inversion"), default="ibu",
                    help="maximum likelihood (iterative Bayesian update) or projected inversion")
     p.add_argument("--json", action="store_true", help="print categories, estimate, ci_low, ci_high, n as JSON")
+    add_first_cohort_arguments(p)
     p.set_defaults(func=run_estimate)
 
 
@@ -130,13 +133,22 @@ def run_privatize(args: argparse.Namespace) -> int:
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
-               "design_data_privatized": design_data}
-    if privatized_summary(args, summary, args.mechanism):
-        return 0
-    if design_data:
-        print("note: these are the records the mechanism was designed on (--allow-design-data): the mechanism file "
-              "publishes their counts; the guarantee does not cover them")
+               "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data)}
+    privatized_summary(args, summary, args.mechanism)
     return 0
+
+
+def _design_data_caveat(args: argparse.Namespace, matched: bool) -> str | None:
+    """What the mechanism's statement does not cover in a ``privatize --allow-design-data`` output (None without the
+    flag): the design records, whose counts the mechanism file publishes (a review: the ``guarantee:`` line stated
+    the guarantee as if it held for them)."""
+    if matched:
+        return ("it does not cover these records: they are the ones the mechanism was designed on "
+                "(--allow-design-data), whose counts the mechanism file publishes")
+    if args.allow_design_data:  # not recognised as the design records, but a shuffled or mixed-in copy is not caught
+        return ("it does not cover any design record among these records (--allow-design-data): the mechanism file "
+                "publishes the design records' counts")
+    return None
 
 
 class _DesignDataGuard:
@@ -175,6 +187,10 @@ class _DesignDataGuard:
 
 def run_estimate(args: argparse.Namespace) -> int:
     """Run ``pml-design estimate``; returns the exit status."""
+    if args.first_cohort is not None:  # both cohorts' reports, one estimate (cli/first_cohort.py)
+        return run_estimate_combined(args)
+    if args.first_cohort_column is not None:
+        raise CliError("argument --first-cohort-column: only with --first-cohort")
     from ..deploy.streaming import report_counts  # noqa: PLC0415
 
     mech, source = _data_source(args)

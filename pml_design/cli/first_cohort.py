@@ -1,0 +1,168 @@
+"""``pml-design estimate MECHANISM ... --first-cohort REPORTS``: one estimate from both cohorts' reports.
+
+The first cohort answered through an ε₁-LDP oracle (``privatize --oracle``, which writes ``REPORTS`` and its provenance
+file ``REPORTS.ldp.json``), everyone else through the mechanism file. The estimate is the maximum-likelihood one from
+all the reports together (:func:`pml_design.cohort.combined_estimate`; docs/design.md §11.2): the oracle, ε₁, k, the
+categories and the column are read from the provenance file (checked against the report file's hash, as ``design
+--reports`` checks them), and the categories must be MECHANISM's, in the same order. Building the parser imports the
+standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+from ._common import PROG, CliError, print_json, table, table_source
+
+
+def add_first_cohort_arguments(p: argparse.ArgumentParser) -> None:
+    """``--first-cohort`` and ``--first-cohort-column`` on ``estimate``'s parser."""
+    p.add_argument("--first-cohort", metavar="REPORTS", default=None,
+                   help="a first cohort's LDP report file written by 'privatize --oracle' (with its provenance file "
+                        "REPORTS.ldp.json, which names the oracle, epsilon_1, k, the categories and the column): the "
+                        "estimate combines its reports with those of --csv/--parquet by maximum likelihood")
+    p.add_argument("--first-cohort-column", metavar="NAME", default=None,
+                   help="with --first-cohort: its column of reports (default: the one its provenance file names)")
+
+
+class _RecordingOracle:
+    """The oracle as :func:`~pml_design.deploy.reports.report_support_counts` uses it, keeping each batch's distinct
+    reports and their counts as well: the maximum-likelihood estimate needs how often each report occurred (the
+    first cohort's sufficient statistic), not only how many reports support each category."""
+
+    def __init__(self, oracle: Any) -> None:
+        self._oracle = oracle
+        self._distinct: list[Any] = []
+        self._counts: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._oracle, name)
+
+    def support_counts(self, reports: Any) -> Any:
+        import numpy as np  # noqa: PLC0415
+
+        distinct, counts = np.unique(np.asarray(reports), axis=0, return_counts=True)
+        self._distinct.append(distinct)
+        self._counts.append(counts)
+        return self._oracle.support_counts(reports)
+
+    def report_counts(self) -> tuple[Any, Any]:
+        """``(distinct reports, counts)`` over every batch read (``combined_estimate``'s ``first_counts``)."""
+        import numpy as np  # noqa: PLC0415
+
+        distinct, inverse = np.unique(np.concatenate(self._distinct), axis=0, return_inverse=True)
+        return distinct, np.bincount(inverse.ravel(), weights=np.concatenate(self._counts)).astype(np.int64)
+
+
+def _provenance(path: str) -> dict:
+    """The provenance file of ``--first-cohort`` (required: nothing else shows that the file holds LDP reports)."""
+    from ..deploy.reports import provenance_path  # noqa: PLC0415
+
+    prov = provenance_path(path)
+    if not prov.is_file():
+        raise CliError(f"argument --first-cohort: {path} has no provenance file {prov} (privatize --oracle writes it): "
+                       "nothing shows that it holds LDP reports, and raw values read as reports would enter the "
+                       "estimate as if privatized; privatize the first cohort with --oracle")
+    try:
+        doc = json.loads(prov.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CliError(f"argument --first-cohort: cannot read its provenance file {prov}: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("categories"), list):
+        raise CliError(f"argument --first-cohort: {prov} is not a report file's provenance (privatize --oracle)")
+    return doc
+
+
+def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, dict]:
+    """``(oracle, table source, column, provenance)`` of ``--first-cohort``, everything checked (one line each)."""
+    from ..deploy.reports import ORACLES, make_oracle, provenance_mismatch  # noqa: PLC0415
+
+    path = args.first_cohort
+    doc = _provenance(path)
+    name = {v: k for k, v in ORACLES.items()}.get(doc.get("oracle"))
+    try:
+        if name is None:
+            raise ValueError(f"oracle {doc.get('oracle')!r} is none of {sorted(ORACLES.values())}")
+        oracle = make_oracle(name, doc["categories"], doc.get("ldp_epsilon"), doc.get("k") if name == "ss" else None)
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"argument --first-cohort: its provenance file is not valid: {exc}") from None
+    categories = [str(c) for c in doc["categories"]]
+    labels = [str(c) for c in mech.labels] if mech.labels is not None else [str(i) for i in range(mech.n_inputs)]
+    if categories != labels:
+        how = "in another order than" if sorted(categories) == sorted(labels) else "over other categories than"
+        raise CliError(f"argument --first-cohort: its reports were made {how} MECHANISM's ({','.join(categories)} "
+                       f"against {','.join(labels)}): both cohorts must answer over the same categories in the same "
+                       "order")
+    parquet = path.lower().endswith((".parquet", ".pq"))
+    source = table_source(path, "--first-cohort", None, parquet)
+    column = source.resolve(args.first_cohort_column if args.first_cohort_column is not None else str(doc.get("column")))
+    bad = provenance_mismatch(path, column, oracle, categories)
+    if bad is not None:
+        option, what = bad
+        raise CliError(f"argument {'--first-cohort-column' if option == '--column' else '--first-cohort'}: {what}")
+    return oracle, source, column, doc
+
+
+def _warn_other_cohort(mech: Any, oracle: Any, rows: int) -> None:
+    """A warning line when MECHANISM was designed on the reports of another first cohort than ``--first-cohort``."""
+    meta = mech.metadata
+    if meta.get("prior_source") != "ldp reports":
+        return
+    params = meta.get("prior_params") or {}
+    eps = params.get("ldp_epsilon")
+    same = (params.get("oracle") == oracle.name and isinstance(eps, (int, float))
+            and math.isclose(eps, oracle.epsilon, rel_tol=1e-12) and params.get("n_reports") == rows
+            and (oracle.name != "SS" or params.get("k") == oracle.k))
+    if not same:
+        sys.stderr.write(f"{PROG}: warning: MECHANISM was designed on other first-cohort reports ({params.get('n_reports')} "
+                         f"of {params.get('oracle')}) than --first-cohort's ({rows} of {oracle.name}): the estimate "
+                         "combines them all the same; both cohorts must come from one population\n")
+
+
+def run_estimate_combined(args: argparse.Namespace) -> int:
+    """Run ``pml-design estimate ... --first-cohort REPORTS``; returns the exit status."""
+    import warnings  # noqa: PLC0415
+
+    from ..cohort import combined_estimate  # noqa: PLC0415
+    from ..deploy.reports import report_support_counts  # noqa: PLC0415
+    from ..deploy.streaming import report_counts  # noqa: PLC0415
+    from .deploy import _data_source, _show_progress  # noqa: PLC0415
+
+    if args.method != "ibu":
+        raise CliError("argument --method: only ibu (maximum likelihood) with --first-cohort: inversion does not "
+                       "combine the two cohorts' reports")
+    mech, source = _data_source(args)
+    oracle, first_source, first_column, doc = _first_cohort(args, mech)
+    t0 = time.perf_counter()
+    recorder = _RecordingOracle(oracle)
+    support, n1 = report_support_counts(first_source, first_column, recorder, [str(c) for c in doc["categories"]],
+                                        progress=_show_progress(args))
+    _warn_other_cohort(mech, oracle, n1)
+    counts = report_counts(source, args.column, mech, progress=_show_progress(args))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = combined_estimate(oracle=oracle, mechanism=mech, first_counts=recorder.report_counts(),
+                                second_counts=counts, ci=args.ci)
+    for w in caught:
+        sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
+    k = f", k={oracle.k}" if oracle.name == "SS" else ""
+    out = est.to_dict()
+    out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
+                "report_counts": counts, "n_first": n1, "n_second": int(counts.sum()),
+                "first_cohort": {"reports": args.first_cohort, "column": first_column, "oracle": oracle.name,
+                                 "ldp_epsilon": oracle.epsilon, "k": getattr(oracle, "k", None), "n_reports": n1,
+                                 "support_counts": support},
+                "seconds": time.perf_counter() - t0})
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"estimated distribution of {args.column!r} from n={est.n} reports, combined by maximum likelihood: "
+          f"n1={n1} first-cohort reports ({oracle.name}{k} at ldp-epsilon {oracle.epsilon:g}) and n2={int(counts.sum())} "
+          f"privatized reports ({100 * args.ci:g}% confidence intervals):")
+    print(table(["category", "estimate", "ci_low", "ci_high"],
+                [[c, e, lo, hi] for c, e, lo, hi in zip(out["categories"], est.estimate, est.ci_low, est.ci_high)]))
+    return 0
