@@ -23,7 +23,9 @@ selection, the better), the others through the (ε, δ)-PML design over the ball
 ``utility="frequency_estimation"``. Errors are the exact asymptotic total MSE ``E‖P̂ − P‖²`` of the maximum-
 likelihood estimate from all n reports: the Fisher informations of the reports add, so (B) is
 ``tr (n₁F₁ + (n − n₁)F₂)⁻¹ − ‖P‖²/n`` — the optimal combination of both groups' reports — and (A) is
-``(tr F⁻¹ − ‖P‖²)/n`` (:func:`pml_design.estimation_mse`). Reported: the ratio B/A at the best cohort size,
+``(tr F⁻¹ − ‖P‖²)/n`` (:func:`pml_design.estimation_mse`). (B) is what :func:`pml_design.combined_estimate` (``pml-design
+estimate --first-cohort``) attains: ``tests/test_cohort_combined.py`` simulates its MSE against :func:`combined_error`.
+Reported: the ratio B/A at the best cohort size,
 the best cohort fraction, and the break-even n (smallest n on the grid where B beats A), on Adult columns, ε ∈
 {1, 2}.
 
@@ -213,6 +215,13 @@ def _best_ldp(n: int, eps: float, p: np.ndarray) -> tuple[str, np.ndarray]:
     return best, fisher_information(cands[best].matrix, p)
 
 
+def combined_error(f1: np.ndarray, n1: int, f2: np.ndarray, n2: int, p: np.ndarray) -> float:
+    """Asymptotic total MSE ``tr(n₁F₁ + n₂F₂)⁻¹ − ‖P‖²/n`` of the maximum-likelihood estimate from n₁ reports with
+    per-report Fisher information F₁ and n₂ with F₂ (the informations add; ``− ‖P‖²/n``: the simplex), i.e. of
+    :func:`pml_design.combined_estimate` (module docstring)."""
+    return float(np.trace(np.linalg.inv(n1 * f1 + n2 * f2)) - p @ p / (n1 + n2))
+
+
 def cohort_tradeoff(column: str, eps: float, sizes: list[int], populations: list[int]) -> dict:
     """Total error of "cohort LDP + PML for the rest" against "everyone on the best LDP oracle" (see module doc)."""
     import warnings
@@ -249,8 +258,7 @@ def cohort_tradeoff(column: str, eps: float, sizes: list[int], populations: list
         for d in designs:
             if d["n1"] >= pop:
                 continue
-            ftot = d["n1"] * f_cohort + (pop - d["n1"]) * d["F"]
-            err = float(np.trace(np.linalg.inv(ftot)) - p @ p / pop)
+            err = combined_error(f_cohort, d["n1"], d["F"], pop - d["n1"], p)
             if best is None or err < best[0]:
                 best = (err, d)
         a = base / pop

@@ -24,6 +24,8 @@ from pml_design.cohort import combined_estimate
 from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
 from pml_design.mechanisms.mechanism import simplex_covariance
 
+from benchmarks.bench_deploy import combined_error
+
 P = np.array([0.45, 0.3, 0.17, 0.08])
 CATS = ("A", "B", "C", "D")
 
@@ -113,7 +115,7 @@ def test_simulated_mse_matches_the_covariance_and_the_benchmark_formula():
     rng = np.random.default_rng(11)
     c1s, c2s = rng.multinomial(n1, P @ W1, size=reps), rng.multinomial(n2, P @ W2, size=reps)
     F = n1 * fisher_information(W1, P) + n2 * fisher_information(W2, P)
-    bench = float(np.trace(np.linalg.inv(F)) - P @ P / (n1 + n2))  # benchmarks/bench_deploy.py's combined error
+    bench = combined_error(fisher_information(W1, P), n1, fisher_information(W2, P), n2, P)  # README's cohort table
     cov = simplex_covariance(F)
     assert np.trace(cov) == pytest.approx(bench, rel=1e-9)
     err2, covered, covered_small = np.empty(reps), np.empty((reps, 4), bool), np.empty((reps, 4), bool)
