@@ -358,12 +358,15 @@ def test_the_commands_of_docs_cli_md_run_as_printed(capsys, tmp_path, monkeypatc
     section = text.split("## A first cohort of LDP reports", 1)[1]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
     commands = [shlex.split(line) for line in block.splitlines() if line.startswith("pml-design ")]
-    assert [c[1] for c in commands] == ["privatize", "design", "privatize", "estimate"]
+    assert [c[1] for c in commands] == ["privatize", "design", "privatize", "estimate", "estimate"]
     monkeypatch.chdir(tmp_path)
+    outs = []
     for command in commands:
         code, out, err = run(capsys, *command[1:])
         assert code == 0, (command, err)
-    assert "estimated distribution of 'country' from n=6000 privatized reports" in out
+        outs.append(out)
+    assert "estimated distribution of 'country' from n=6000 privatized reports" in outs[3]
+    assert "from n=10000 reports, combined by maximum likelihood: n1=4000 first-cohort reports" in outs[4]
     assert json.loads((tmp_path / "mech.json").read_text())["prior_source"] == "ldp reports"
 
 
