@@ -79,6 +79,10 @@ def add_parser(sub: Any) -> None:
                    help="wall-clock limit of the whole command: the design gets what is left after the time kept "
                    "for the disclosure, the -o files and --json (default: the design's own 60 s); a warning names the "
                    "gap left")
+    p.add_argument("--max-outputs", type=int, default=None, metavar="M",
+                   help="frequency_estimation: the most outputs the mechanism may have (at least the number of "
+                   "categories; the files take ~22 bytes per category and output); default: as many as --time-limit "
+                   "leaves room for (up to 32768)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
                    "else one plain line every ~10 s (default: on when stderr is a terminal)")
@@ -126,8 +130,10 @@ def _share_named(design_limit: float | None, limit: float | None, shares: int = 
 
 
 def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -> dict | None:
-    """``solver_options`` from the design's share of ``--time-limit`` (:func:`_time_budget`) and ``--progress``."""
-    opts = {k: v for k, v in (("time_limit", time_limit), ("progress", args.progress)) if v is not None}
+    """``solver_options`` from the design's share of ``--time-limit`` (:func:`_time_budget`), ``--progress`` and
+    the output cap :func:`_time_budget` chose (``--max-outputs``, or what the limit leaves room for)."""
+    opts = {k: v for k, v in (("time_limit", time_limit), ("progress", args.progress),
+                              ("max_outputs", getattr(args, "outputs_cap", None))) if v is not None}
     return opts or None
 
 
@@ -135,36 +141,65 @@ def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -
 #: (times ``affordable.cached_machine_factor``): the disclosure listing, the files of ``-o``, the ``--json`` output.
 #: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine.
 POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 6e-7, "files": 9e-7, "json": 4e-7}
+#: The most of ``--time-limit`` a frequency-estimation design's files may take: above it its outputs are capped
+#: (:func:`_time_budget`).
+POST_SHARE: float = 0.5
 
 
 def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) -> tuple[float | None, float]:
-    """``(design's time limit, seconds kept back)`` out of ``--time-limit``, which covers the whole command.
+    """``(design's time limit, seconds kept back)`` out of ``--time-limit``, which covers the whole command; sets
+    ``args.outputs_cap``, the frequency-estimation design's ``max_outputs`` (None: no cap).
 
     What follows the design grows with the matrix (N × outputs; a frequency-estimation design has up to
     ``min(32768, max(4096, 16N))`` outputs (the LDP channel and the larger one offered: 10.7N and 18.4N measured
     at N = 954), another about N): a review found ``--time-limit 8`` taking 40 s at
-    N = 790 (the design 9 s, then the summary, the disclosure and a 29 s save). That time is kept back; a limit that
-    leaves the design less than a tenth of itself, beyond the contract's slack (1.1 × the limit + 3 s), is refused,
-    naming the time needed. ``--compare`` halves what is left (the optimal LDP design gets the other half).
+    N = 790 (the design 9 s, then the summary, the disclosure and a 29 s save). That time is kept back. For
+    frequency estimation, where it would be more than :data:`POST_SHARE` of the limit, the design's outputs are
+    capped so that it is not (``--max-outputs`` caps them too): at N = 2 000, ``--time-limit 30`` with ``-o`` was
+    refused ("give at least 262 s"); it now designs on at most ~4 700 outputs. A limit that cannot fit N outputs
+    (the fewest that identify N frequencies), or that leaves the design less than a tenth of itself beyond the
+    contract's slack (1.1 × the limit + 3 s), is refused, naming the time needed. ``--compare`` halves what is left
+    (the optimal LDP design gets the other half).
     """
+    estimation = args.utility == "frequency_estimation"
+    outputs = min(32768, max(4096, 16 * n)) if estimation else 2 * n
+    cap = getattr(args, "max_outputs", None)
+    if cap is not None:
+        if not estimation:
+            raise CliError(f"argument --max-outputs: only with --utility frequency_estimation (got --utility "
+                           f"{args.utility})")
+        if cap < n:
+            raise CliError(f"argument --max-outputs: must be at least the number of categories ({n}): fewer outputs "
+                           f"cannot identify {n} frequencies, got {cap}")
+        outputs = min(outputs, cap)
+    args.outputs_cap = cap
     if args.time_limit is None:
         return None, 0.0
     from ..design.estimation.affordable import cached_machine_factor  # noqa: PLC0415
 
-    outputs = min(32768, max(4096, 16 * n)) if args.utility == "frequency_estimation" else 2 * n
     per_entry = POST_SECONDS_PER_ENTRY["disclosure"] + (POST_SECONDS_PER_ENTRY["files"] if files else 0.0) \
         + (POST_SECONDS_PER_ENTRY["json"] if args.json else 0.0)
-    keep = n * outputs * per_entry * (cached_machine_factor() if n * outputs > 1_000_000 else 1.0)
+    per_output = n * per_entry * (cached_machine_factor() if n * outputs > 1_000_000 else 1.0)
     limit = float(args.time_limit)
+    what = (f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''})")
+    if estimation and outputs * per_output > POST_SHARE * limit:  # fewer outputs, so that the files fit the limit
+        fit = int(POST_SHARE * limit / per_output)
+        if fit < n:
+            raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the "
+                           f"design {what} takes about {n * per_output:.0f} s on this machine for a mechanism with "
+                           f"{n} outputs, the fewest that identify {n} frequencies (measured now: it grows with the "
+                           f"machine's load); give at least {math.ceil(2 * n * per_output / POST_SHARE + 10)} s")
+        outputs = args.outputs_cap = fit
+        args.outputs_by_time = True
+    keep = outputs * per_output
     spent = time.perf_counter() - started
     left = limit - spent - keep
     if left < 0.1 * limit and spent + keep + 0.1 * limit <= 1.1 * limit + 3.0:
         left = 0.1 * limit  # within the contract's slack (1.1 × the limit + a few seconds): imports, a tiny limit
     if left < 0.1 * limit:
         raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the design "
-                       f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''}) "
-                       f"takes about {keep:.0f} s on this machine for up to {outputs} outputs (measured now: it grows "
-                       f"with the machine's load); give at least {math.ceil(2.5 * keep + 10)} s")
+                       f"{what} takes about {keep:.0f} s on this machine for up to {outputs} outputs (measured now: "
+                       f"it grows with the machine's load); give at least {math.ceil(2.5 * keep + 10)} s")
     return (left / 2 if args.compare else left), keep
 
 
@@ -272,6 +307,9 @@ def run(args: argparse.Namespace) -> int:
             print(res.matrix)
     else:
         print(f"mechanism P(y|x): {res.matrix.shape[1]} outputs (in the files written with -o, or with --json)")
+    if getattr(args, "outputs_by_time", False):
+        print(f"note: at most {args.outputs_cap} outputs, so that what follows the design fits --time-limit "
+              f"{args.time_limit:g} s (a longer limit, or --max-outputs, allows more)")
     from ..design.disclosure import disclosure_lines  # noqa: PLC0415
 
     for line in disclosure_lines(out["disclosure"]):

@@ -178,7 +178,8 @@ def design(
         ``time_limit`` (wall-clock seconds for the whole call, default 60, honoured within 1.1 × time_limit + 5 s),
         ``max_nodes`` (branch-and-bound nodes per pricing call, default 20000) and ``progress`` (a tqdm bar with
         the current value, bound and gap; default: shown when stderr is a terminal; silenced by
-        ``PML_DESIGN_NO_PROGRESS=1``). The exact method accepts ``time_limit`` (its ray LP gets what the enumeration
+        ``PML_DESIGN_NO_PROGRESS=1``); ``utility="frequency_estimation"`` also takes ``max_outputs`` (the most
+        outputs the mechanism may have, at least N; default: no cap, up to 32 768 at large N). The exact method accepts ``time_limit`` (its ray LP gets what the enumeration
         left; stopped by it, the design continues by column generation) and ``progress`` (nothing to show); the cvxpy
         model translates ``time_limit`` to the solver's own option (CLARABEL, SCS, HIGHS) and passes the other keys to
         cvxpy. Any other key is a ``ValueError`` naming it and the accepted ones.
@@ -234,9 +235,9 @@ def design(
         if isinstance(solver_options, dict) and "max_nodes" in solver_options:  # a key of method='scalable'
             raise ValueError(
                 "solver_options['max_nodes'] has no effect on utility='frequency_estimation' (no branch and bound); "
-                "it accepts 'time_limit' and 'progress'"
+                "it accepts 'time_limit', 'progress' and 'max_outputs'"
             )
-        opts = _check_options(solver_options, ("time_limit", "progress"), "utility='frequency_estimation'")
+        opts = _check_options(solver_options, ("time_limit", "progress", "max_outputs"), "utility='frequency_estimation'")
         return design_frequency_estimation(
             uset,
             eps,
@@ -244,6 +245,7 @@ def design(
             util.check_prior(p_util),
             time_limit=_check_time_limit(opts.get("time_limit", DEFAULT_TIME_LIMIT)),
             progress=opts.get("progress"),
+            max_outputs=opts.get("max_outputs"),
         )
     if util.kind in ("linear", "concave"):
         if method == "exact":

@@ -35,10 +35,17 @@ class CertifiedIncumbent:
         The criterion (A: ``tr F⁻¹ − ‖P‖²``; D: ``−log det F``), evaluated at ``prior``.
     prior : numpy.ndarray
         The positive distribution at which the criterion is evaluated.
+    max_outputs : int, optional
+        The most outputs a kept design may have (the design's ``max_outputs``): a candidate with more, after its
+        interior-point noise is cleaned (:func:`~pml_design.design.linear.lp.clean_tiny`), is not kept
+        (``over_cap`` counts them).
     """
 
-    def __init__(self, uset: UncertaintySet, epsilon: float, util: FrequencyEstimation, prior: np.ndarray) -> None:
+    def __init__(self, uset: UncertaintySet, epsilon: float, util: FrequencyEstimation, prior: np.ndarray, *,
+                 max_outputs: int | None = None) -> None:
         self.uset, self.epsilon, self.util, self.prior = uset, epsilon, util, prior
+        self.max_outputs = max_outputs
+        self.over_cap = 0  # candidates not kept for having more than max_outputs outputs
         self.cert = None
         self.value = math.inf
         self.last = math.inf  # the criterion of the last design offered
@@ -60,10 +67,21 @@ class CertifiedIncumbent:
         Returns
         -------
         bool
-            Whether it was strictly better (``last`` holds its criterion either way).
+            Whether it was strictly better (``last`` holds its criterion either way; ``inf`` for a candidate with more
+            than ``max_outputs`` outputs, which is not certified).
         """
         W = np.maximum(W, 0.0)
         W = W / W.sum(axis=1, keepdims=True)
+        if self.max_outputs is not None and np.count_nonzero(W.sum(axis=0)) > self.max_outputs:
+            from ..linear.lp import clean_tiny  # noqa: PLC0415
+
+            W = clean_tiny(W, rtol=1e-6)
+            W = W[:, W.sum(axis=0) > 0]
+            if W.shape[1] > self.max_outputs or not np.all(W.sum(axis=1) > 0):
+                self.over_cap += 1
+                self.last = math.inf
+                return False
+            W = W / W.sum(axis=1, keepdims=True)
         cert = certify(W, self.uset, self.epsilon, drop_empty_columns=True)
         F = None
         if self.util.criterion == "A":  # (the prior is positive and empty columns are dropped: no projection)

@@ -40,7 +40,8 @@ from ..._validation import check_mechanism, check_positive_int, check_positive_r
 from ...uncertainty import UncertaintySet
 from .seeds import _class_codimension, _coset_cells, _f2_points, _hadamard_halves, subset_directions
 
-__all__ = ["MIXTURE_GHOST_RTOL", "MixtureResult", "PartitionChannels", "dyadic_partitions", "mixture_matrix",
+__all__ = ["MIXTURE_GHOST_RTOL", "MixtureResult", "PartitionChannels", "dyadic_partitions", "fit_outputs",
+           "mixture_matrix",
            "mixture_stage", "mixture_weights", "partition_channels"]
 
 #: A mixture's channel is dropped (weights renormalised) when one of its columns is at most this share of the largest
@@ -365,9 +366,54 @@ def mixture_matrix(W_seed: np.ndarray, pc: PartitionChannels, weights: np.ndarra
     return np.hstack(parts), kept, kept_seed
 
 
+def fit_outputs(pc: PartitionChannels, weights: np.ndarray, seed_weight: float, seed_outputs: int,
+                max_outputs: int) -> tuple[np.ndarray, float]:
+    """The mixture's weights with its lightest channels dropped until its matrix has at most ``max_outputs`` columns.
+
+    Implements: the output cap of docs/design.md §7 ("An output cap") on the mixture of §7.5. Every channel is
+    row-stochastic and ε-PML over 𝒫, so any convex combination of some of them is too (:func:`mixture_matrix`
+    renormalises the weights): dropping channels keeps the guarantee and costs only their information. The seed
+    (``seed_outputs`` columns) is kept when it has weight; the channels are kept heaviest first, each one that fits
+    in what is left.
+
+    Parameters
+    ----------
+    pc : PartitionChannels
+        The partition channels.
+    weights : numpy.ndarray, shape (C,)
+        Each channel's weight (≥ 0).
+    seed_weight : float
+        The seed's weight (≥ 0).
+    seed_outputs : int
+        The seed's number of outputs.
+    max_outputs : int
+        The most columns the matrix may have.
+
+    Returns
+    -------
+    (numpy.ndarray, float)
+        The weights (the dropped channels at 0) and the seed's weight, not renormalised.
+    """
+    w = np.asarray(weights, dtype=float).copy()
+    sizes = np.bincount(pc.owner, minlength=w.size)
+    room = max_outputs - (seed_outputs if seed_weight > 0 else 0)
+    order = np.argsort(-w, kind="stable")
+    order = order[w[order] > 0]
+    drop = []
+    for c in order:  # heaviest first, skipping the channels that do not fit (one step per channel)
+        if sizes[c] <= room:
+            room -= sizes[c]
+        else:
+            drop.append(c)
+    if seed_weight <= 0 and len(drop) == order.size and order.size:  # (cannot happen: a channel has ≤ N ≤ cap)
+        drop = drop[1:]
+    w[drop] = 0.0
+    return w, float(seed_weight)
+
+
 def mixture_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, W_seed: np.ndarray,
                   G_seed: Callable[[], np.ndarray], best: object, gen: np.random.Generator, deadline: float,
-                  offer_seconds: float, state: dict, steps: int) -> None:
+                  offer_seconds: float, state: dict, steps: int, max_outputs: int | None = None) -> None:
     """The best mixture of the LDP seed and the ε-PML partition channels, offered to ``best`` (the design's stage).
 
     Implements: docs/design.md §7.5 (:func:`mixture_weights` over :func:`dyadic_partitions`). The mixture stops early
@@ -398,6 +444,8 @@ def mixture_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, W_see
         The design's state; ``state["mixture"]`` is set.
     steps : int
         Most steps of the first-order method.
+    max_outputs : int, optional
+        The design's output cap: the lightest channels are dropped until the mixture fits (:func:`fit_outputs`).
 
     Returns
     -------
@@ -414,7 +462,10 @@ def mixture_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, W_see
     if time.perf_counter() + reserve >= deadline:
         return
     res = mixture_weights(G0, pc, prior, deadline - reserve, max_steps=steps, criterion=best.util.criterion)
-    W, weights, seed_weight = mixture_matrix(W_seed, pc, res.weights, res.seed)
+    weights, seed_weight = res.weights, res.seed
+    if max_outputs is not None:
+        weights, seed_weight = fit_outputs(pc, weights, seed_weight, W_seed.shape[1], max_outputs)
+    W, weights, seed_weight = mixture_matrix(W_seed, pc, weights, seed_weight)
     state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
                         "value": res.value}
     best.offer(W, "mixture")

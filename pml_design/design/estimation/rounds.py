@@ -119,6 +119,14 @@ def _level_states(V: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     return np.where(C >= mx * (1 - 1e-9), 2, np.where(C > 1e-9 * mx, 1, 0)).T.astype(np.int64)
 
 
+def _kept_under(cap: int, max_outputs: int, x: np.ndarray, n: int, W_seed: np.ndarray) -> int:
+    """The generated columns the next master may keep under the design's ``max_outputs``: beside a round's new
+    columns (up to ``max(4, N)``) and the seed's outputs while it has weight in the iterate (:func:`_design_matrix`
+    leaves it out below 1e-6), so that the next iterate fits (docs/design.md §7, "An output cap")."""
+    seed = W_seed.shape[1] if x[-1] > 1e-6 else 0
+    return max(1, min(cap, max_outputs - max(4, n) - seed))
+
+
 def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarray:
     K = V.shape[1]
     used = x[:K] > 1e-12 * max(float(x.max()), 1e-300)
@@ -289,7 +297,7 @@ class _Rounds:
 def column_generation(uset: UncertaintySet, epsilon: float, util: FrequencyEstimation, prior: np.ndarray,
                       seed: PairBalancedChannel, G_seed: Callable[[], np.ndarray], best: CertifiedIncumbent,
                       state: dict, gen: np.random.Generator, deadline: float, max_iter: int, bar: Any,
-                      time_limit: float) -> None:
+                      time_limit: float, max_outputs: int | None = None) -> None:
     """Rounds of master + pricing from the LDP ``seed``; every master iterate is certified and offered to ``best``.
 
     Implements: core paper eq. (9) with the A- or D-optimal estimation criterion, by column generation over the
@@ -320,6 +328,9 @@ def column_generation(uset: UncertaintySet, epsilon: float, util: FrequencyEstim
         :func:`pml_design.progress.progress_bar`'s bar (value, bound, gap); closed at the end.
     time_limit : float
         The design's time limit in seconds (the shares are of it).
+    max_outputs : int, optional
+        The design's output cap: the generated columns kept between rounds are fewer where the seed's outputs, the new
+        columns and those kept would exceed it (an iterate with more outputs is not kept by ``best``).
     """
     run = _Rounds(uset, epsilon, util, prior, best, state, gen, deadline, time_limit)
     n, d_opt = run.n, run.d_opt
@@ -363,7 +374,7 @@ def column_generation(uset: UncertaintySet, epsilon: float, util: FrequencyEstim
             # the master stalled (moved < 1e-6 |f|): centre it exactly next round, so that the rounds can end there
             exact, f_prev = not exact and f > f_prev - 0.01 * MASTER_RTOL * max(1.0, abs(f)), f
             pick = improving[np.argsort(d_c[improving])][: max(4, n)]
-            keep = prune(V, x[:-1], cap)
+            keep = prune(V, x[:-1], cap if max_outputs is None else _kept_under(cap, max_outputs, x, n, W_seed))
             V = np.hstack([V[:, keep], cand[:, pick]])
             x = np.concatenate([x[keep], np.full(pick.size, NEW_WEIGHT), x[-1:]])
         else:  # max_iter rounds done: the bound gets its usual share, not the rest of the limit (the caller asked

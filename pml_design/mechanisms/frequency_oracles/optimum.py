@@ -288,7 +288,8 @@ def _candidates(n: int, epsilon: float, max_outputs: int) -> list[tuple[str, int
     """(name, b, r, λ, builder) of the pair-balanced families within the budget, exact (b, r, λ)."""
     out: list[tuple[str, int, int, int, object]] = [("GRR", n, 1, 0, lambda: np.eye(n, dtype=bool))]
     k_hr = 1 << n.bit_length()
-    out.append(("HR", k_hr, k_hr // 2, k_hr // 4, None))
+    if k_hr <= max_outputs:  # (below 2N: within every default budget; a design's max_outputs may be smaller)
+        out.append(("HR", k_hr, k_hr // 2, k_hr // 4, None))
     kstar = n / (math.exp(min(epsilon, 700.0)) + 1.0)
     for k in sorted({max(1, math.floor(kstar)), max(1, math.ceil(kstar)), 2}):
         if 1 < k < n and math.comb(n, k) <= max_outputs:

@@ -1,0 +1,158 @@
+"""The frequency-estimation design's output cap (``solver_options["max_outputs"]``, CLI ``--max-outputs`` and the cap
+``--time-limit`` implies): every stage honours it, the result is certified and never above the capped seed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design.cli import main
+from pml_design.design.estimation.api import LDP_OUTPUTS_CAP, output_budgets
+from pml_design.design.estimation.mixture import PartitionChannels, fit_outputs, mixture_matrix
+from pml_design.mechanisms.frequency_oracles.optimum import ranked_candidates
+
+
+def _ball_capacity(W: np.ndarray, p: np.ndarray, radius: float) -> float:
+    """max_y log(max_x W_xy / min_Q Q·W_y) over the ℓ1 ball ∩ simplex, Q·c minimised greedily per column: mass β/2
+    moves from the symbols with the largest c_x to the one with the smallest (the linear minimum's vertex)."""
+    order = np.argsort(-W, axis=0)  # donors, largest entry first
+    c_sorted = np.take_along_axis(W, order, axis=0)
+    p_sorted = p[order]
+    before = np.cumsum(p_sorted, axis=0) - p_sorted
+    take = np.clip(radius / 2 - before, 0.0, p_sorted)
+    q_dot = (p[:, None] * W).sum(axis=0) - (take * c_sorted).sum(axis=0) + take.sum(axis=0) * W.min(axis=0)
+    return float(np.max(np.log(W.max(axis=0) / q_dot)))
+
+
+def _zipf(n: int) -> np.ndarray:
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("cap", [30, 64, 250, 700])
+def test_the_design_never_has_more_outputs_than_max_outputs(cap):
+    """N = 30 (uncapped: the LDP seed on ~4 000 outputs, then master rounds): every cap is met, the leakage is
+    certified by the ball's closed form, and the design is never worse than the compact channel it started from."""
+    p = _zipf(30)
+    ball = pml.L1Ball(p, 0.1)
+    res = pml.design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 2, "max_outputs": cap})
+    assert res.matrix.shape[1] <= cap
+    assert res.info["max_outputs"] == cap and res.info["seed_budget"] <= cap
+    assert _ball_capacity(res.matrix, p, 0.1) <= 2.0 + 1e-9  # an independent path (Definition 5 over the ball)
+    assert np.allclose(res.matrix.sum(axis=1), 1.0)
+    assert res.utility <= res.info["best_seed_value"] * (1 + 1e-12)
+    assert res.lower_bound <= res.utility
+
+
+def test_a_cap_with_room_for_the_master_stays_near_the_uncapped_design():
+    """At N = 30 the uncapped design keeps a few hundred outputs: a cap of 250 leaves the master its columns, and
+    the design is within 10 % of the uncapped one (a cap of N, randomized response's outputs, is far worse: the
+    cap costs what it must and no more)."""
+    p = _zipf(30)
+    ball = pml.L1Ball(p, 0.1)
+    free = pml.design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 3})
+    capped = pml.design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 3, "max_outputs": 250})
+    tight = pml.design(ball, 2.0, utility="frequency_estimation", solver_options={"time_limit": 3, "max_outputs": 30})
+    assert capped.utility <= 1.1 * free.utility
+    assert tight.utility > 1.1 * capped.utility
+
+
+@pytest.mark.parametrize(("value", "exc", "needle"), [
+    (10, ValueError, "must be at least N = 30"),
+    (True, TypeError, "max_outputs"),
+    (40.5, TypeError, "max_outputs"),
+])
+def test_a_bad_max_outputs_is_refused_naming_it(value, exc, needle):
+    with pytest.raises(exc, match=needle):
+        pml.design(pml.L1Ball(_zipf(30), 0.1), 2.0, utility="frequency_estimation",
+                   solver_options={"time_limit": 1, "max_outputs": value})
+
+
+def test_max_outputs_is_refused_where_it_has_no_effect():
+    with pytest.raises(ValueError, match="max_outputs"):
+        pml.design(pml.L1Ball(_zipf(5), 0.1), 2.0, utility="mutual_information", solver_options={"max_outputs": 10})
+
+
+def test_output_budgets_leave_room_for_the_later_stages():
+    assert output_budgets(100, None) == (4096, LDP_OUTPUTS_CAP)
+    seed, larger = output_budgets(100, 1000)  # the master's 400 kept + 100 new columns beside the seed
+    assert seed == 500 and larger == 1000
+    assert output_budgets(100, 150) == (100, 150)  # never below N (randomized response)
+    assert output_budgets(2000, 4700) == (4700, 4700)  # above N = 1 200 the seed is the result: the whole cap
+
+
+def test_every_candidate_seed_fits_its_budget():
+    """Hadamard response (the next power of two above N outputs) was a candidate whatever the budget; a budget of N
+    then gave a 64-output seed for N = 60, which a cap of 60 refused."""
+    p = _zipf(60)
+    for budget in (60, 63, 64, 100):
+        for name, outputs, _ in ranked_candidates(60, 2.0, p, max_outputs=budget, count=10, rtol=10.0):
+            assert outputs <= budget, (budget, name, outputs)
+
+
+def test_fit_outputs_keeps_the_heaviest_channels_that_fit_and_stays_private():
+    """Channels of 3, 2 and 4 outputs (weights 0.1, 0.5, 0.4) and a seed of 5 outputs, cap 8: the heaviest channels
+    that fit are kept, skipping those that do not; the mixture is still row-stochastic and ε-PML (ε-LDP parts)."""
+    n, eps = 4, 1.0
+
+    def ldp(k):  # randomized response on k outputs of x mod k: every column's ratio is e^ε (ε-LDP)
+        W = np.ones((n, k))
+        W[np.arange(n), np.arange(n) % k] = np.exp(eps)
+        return W / W.sum(axis=1, keepdims=True)
+
+    pc = PartitionChannels(np.hstack([ldp(3), ldp(2), ldp(4)]), np.repeat(np.arange(3), [3, 2, 4]))
+    w = np.array([0.1, 0.5, 0.4])
+    kept, a = fit_outputs(pc, w, 0.0, 5, 8)
+    assert np.array_equal(kept > 0, [False, True, True]) and a == 0.0  # 2 + 4 fit, the 3 more do not
+    kept, a = fit_outputs(pc, w, 0.2, 5, 8)  # 3 left beside the seed: 0.5 (2) fits, 0.4 (4) not, then 0.1 (3) not
+    assert np.array_equal(kept > 0, [False, True, False]) and a == 0.2
+    kept, a = fit_outputs(pc, np.array([0.5, 0.4, 0.1]), 0.0, 5, 6)  # 3, then 2 (skipping the 4 that does not fit)
+    assert np.array_equal(kept > 0, [True, True, False])
+    W, _, _ = mixture_matrix(ldp(5), pc, *fit_outputs(pc, w, 0.2, 5, 8))
+    assert W.shape[1] <= 8 and np.allclose(W.sum(axis=1), 1.0)
+    assert np.all(W.max(axis=0) <= np.exp(eps) * W.min(axis=0) * (1 + 1e-12))  # ε-LDP, hence ε-PML for every prior
+
+
+def _counts(tmp_path, n):
+    path = tmp_path / "counts.txt"
+    p = _zipf(n)
+    path.write_text("".join(f"c{i},{int(20000 * q) + 1}\n" for i, q in enumerate(p)))
+    return path
+
+
+def test_cli_max_outputs_caps_the_mechanism_file(capsys, tmp_path):
+    counts = _counts(tmp_path, 25)
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "6",
+                 "--max-outputs", "120", "-o", str(tmp_path / "m"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert 25 <= len(doc["matrix"][0]) <= 120
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--max-outputs", "24"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "argument --max-outputs: must be at least the number of categories (25)" in err
+
+
+def test_cli_time_limit_caps_the_outputs_instead_of_refusing(capsys, tmp_path, monkeypatch):
+    """What follows the design is kept back from --time-limit; where it would take more than half the limit the
+    outputs are capped (a note says so) instead of the command being refused (N = 2 000, --time-limit 30 asked for
+    262 s). Simulated here with a slow post-design stage at N = 25."""
+    from pml_design.cli import design as cli_design
+
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY", {"disclosure": 1e-3, "files": 1e-3, "json": 1e-3})
+    counts = _counts(tmp_path, 25)
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "5",
+                 "-o", str(tmp_path / "m"), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    cap = int(0.5 * 5 / (25 * 2e-3))  # 50
+    assert f"note: at most {cap} outputs" in out
+    assert len(json.loads((tmp_path / "m.json").read_text())["matrix"][0]) <= cap
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "1",
+                 "-o", str(tmp_path / "m2"), "--no-progress"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "for a mechanism with 25 outputs, the fewest that identify 25 frequencies" in err
+    assert not any(tmp_path.glob("m2.*"))
