@@ -131,6 +131,8 @@ def test_cli_max_outputs_caps_the_mechanism_file(capsys, tmp_path):
     assert code == 0, err
     doc = json.loads((tmp_path / "m.json").read_text())
     assert 25 <= len(doc["matrix"][0]) <= 120
+    line = next(ln for ln in out.splitlines() if ln.startswith("estimate from"))  # 12 of the 25, the largest first
+    assert "over 25 categories (the 12 largest; --json lists all): c0=" in line and line.count("=") == 13
     code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--max-outputs", "24"])
     _, err = capsys.readouterr()
     assert code == 2 and "argument --max-outputs: must be at least the number of categories (25)" in err

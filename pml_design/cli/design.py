@@ -141,6 +141,8 @@ def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -
 #: (times ``affordable.cached_machine_factor``): the disclosure listing, the files of ``-o``, the ``--json`` output.
 #: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine.
 POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 6e-7, "files": 9e-7, "json": 4e-7}
+#: The most categories the estimate's line names (the largest; ``--json`` lists all): at N = 2 000 it was 34 kB.
+SHOWN_CATEGORIES: int = 12
 #: The most of ``--time-limit`` a frequency-estimation design's files may take: above it its outputs are capped
 #: (:func:`_time_budget`).
 POST_SHARE: float = 0.5
@@ -283,7 +285,10 @@ def run(args: argparse.Namespace) -> int:
     what = (f"{args.dp_epsilon:g}-DP estimate (noisy counts; at least m={m} records)" if args.dp_epsilon is not None
             else f"{args.ldp_epsilon:g}-LDP estimate from m={m} reports ({est.prior_params['oracle']})"
             if args.reports is not None else f"estimate from m={m} samples")
-    print(f"{what} over {n} categories: " + ", ".join(f"{c}={p:.4g}" for c, p in zip(labels, p_hat)))
+    shown = range(n) if n <= SHOWN_CATEGORIES else np.argsort(-np.asarray(p_hat), kind="stable")[:SHOWN_CATEGORIES]
+    print(f"{what} over {n} categories" + ("" if n <= SHOWN_CATEGORIES else
+                                           f" (the {SHOWN_CATEGORIES} largest; --json lists all)") + ": "
+          + ", ".join(f"{labels[i]}={p_hat[i]:.4g}" for i in shown))
     how = ("widened for the DP noise, docs/design.md section 11" if args.dp_epsilon is not None else "for the LDP "
            "reports, docs/design.md section 11.2" if args.reports is not None else "core paper eq. (7)")
     print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, {how})" if delta is not None else ""))
