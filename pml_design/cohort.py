@@ -218,10 +218,13 @@ def combined_estimate(
     ``F_i = Σ_y w_y w_yᵀ/(π̂·w_y)``, and the covariance is the constrained Cramér–Rao bound on the simplex,
     ``U (Uᵀ F U)⁺ Uᵀ`` (Aitchison & Silvey 1958; = ``F⁻¹ − π πᵀ/n`` inside the simplex), as in
     :meth:`Mechanism.estimate_covariance`; the intervals are its Wald intervals. ``F₁`` is the *expected*
-    information at π̂, summed over every output of the oracle, whenever its channel can be written out
-    (``N · outputs ≤ MAX_CHANNEL_ENTRIES``: GRR, Hadamard response, subset selection up to e.g. N = 20, k = 5);
-    beyond that (subset selection only) it is the *observed* information of the first cohort's reports,
-    ``Σ_S c_S w_S w_Sᵀ/(π̂·w_S)²`` (the Hessian of ``−L``; Efron & Hinkley 1978), which has the same limit.
+    information at π̂, summed over every output of the oracle: from its channel where it can be written out
+    (``N · outputs ≤ MAX_CHANNEL_ENTRIES``: GRR, Hadamard response, subset selection up to e.g. N = 20, k = 5),
+    beyond that (subset selection only) from the integral of
+    :func:`~pml_design.mechanisms.frequency_oracles.subsets.subset_fisher_information` over all ``C(N, k)`` sets,
+    unlisted (exact to rounding; up to N ≈ 200 within its work budget). Above that budget it is the *observed*
+    information of the first cohort's reports, ``Σ_S c_S w_S w_Sᵀ/(π̂·w_S)²`` (the Hessian of ``−L``; Efron &
+    Hinkley 1978), which has the same limit.
 
     Parameters
     ----------
@@ -320,6 +323,7 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     """``(columns, counts, information)`` of the first cohort: the oracle's channel columns of the distinct reports
     received (N × m), how many of each, and ``π ↦`` the cohort's Fisher information (see :func:`combined_estimate`)."""
     from .mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES, SubsetSelection  # noqa: PLC0415
+    from .mechanisms.frequency_oracles.subsets import subset_fisher_information  # noqa: PLC0415
 
     if (reports is None) == (counts is None):
         raise ValueError("give exactly one of first_reports and first_counts (the first cohort's reports, or its "
@@ -369,7 +373,13 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     np.put_along_axis(member, rows[keep], True, axis=1)
     cols = np.where(member.T, 1.0, math.exp(-oracle.epsilon))
     c = c[keep]
-    return cols, c, lambda pi: (cols * (c / (pi @ cols) ** 2)) @ cols.T  # observed information
+    n1 = float(c.sum())
+
+    def information(pi: np.ndarray) -> np.ndarray:  # expected over all C(N, k) sets, else observed
+        expected = subset_fisher_information(oracle.n, int(oracle.k), oracle.epsilon, pi)
+        return n1 * expected if expected is not None else (cols * (c / (pi @ cols) ** 2)) @ cols.T
+
+    return cols, c, information
 
 
 def _second_cohort(mechanism: object, reports: object, counts: object) -> np.ndarray:

@@ -5,7 +5,8 @@ maximum-likelihood one from all the reports (docs/design.md §11.2, "Both cohort
 with one cohort empty it is that cohort's own MLE; on small N it is the maximiser of the joint likelihood found by
 scipy from a channel written out independently; its simulated MSE is the trace of its covariance (and of the
 benchmark's formula ``tr(n₁F₁ + n₂F₂)⁻¹ − ‖P‖²/n``), a test that rejects the covariance × 1.2; its intervals cover;
-the Fisher informations add (never worse than either cohort alone); subset selection beyond the explicit channel;
+the Fisher informations add (never worse than either cohort alone); subset selection beyond the explicit channel
+(its expected information summed over all subsets without listing them);
 bad input; and the command-line round trip with its refusals.
 """
 
@@ -158,17 +159,35 @@ def test_combined_is_never_worse_than_either_cohort(key):
         np.testing.assert_allclose(both.covariance, simplex_covariance(F), rtol=1e-9, atol=1e-14)
 
 
-# --- subset selection beyond the explicit channel: observed report sets, observed information -----------------------
+# --- subset selection beyond the explicit channel: observed report sets, the expected information unlisted ----------
+@pytest.mark.parametrize(("n", "k", "eps"), [(4, 1, 1.0), (4, 2, 1.0), (7, 3, 0.3), (10, 4, 3.0), (9, 2, 8.0),
+                                             (12, 6, 0.05), (8, 7, 1.0)])
+def test_subset_fisher_information_is_the_sum_over_all_subsets(n, k, eps):
+    from pml_design.mechanisms.frequency_oracles.subsets import subset_fisher_information
+
+    p = np.random.default_rng(n * k).dirichlet(np.ones(n))
+    for prior in (p, np.r_[0.0, p[1:] / p[1:].sum()]):  # a zero too
+        F = subset_fisher_information(n, k, eps, prior)
+        np.testing.assert_allclose(F, fisher_information(pml.subset_selection(n, eps, k=k).matrix, prior), rtol=1e-11)
+    assert subset_fisher_information(n, k, eps, p, max_work=10) is None  # above the budget: the caller falls back
+
+
 def test_subset_selection_beyond_the_channel_uses_the_observed_sets(monkeypatch):
     import pml_design.mechanisms.frequency_oracles as fo
+    import pml_design.mechanisms.frequency_oracles.subsets as ss
 
     oracle, mech = pml.subset_selection(4, 1.0, k=2), _mechanism()
     r1, r2 = _cohorts(oracle, mech, 20_000, 2000, seed=5)
     explicit = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
     monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", 1)
-    observed = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1[:, ::-1], second_reports=r2)
-    np.testing.assert_allclose(observed.estimate, explicit.estimate, atol=1e-9)  # the same likelihood
-    np.testing.assert_allclose(observed.covariance, explicit.covariance, rtol=0.05, atol=1e-7)  # same limit
+    unlisted = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1[:, ::-1], second_reports=r2)
+    np.testing.assert_allclose(unlisted.estimate, explicit.estimate, atol=1e-9)  # the same likelihood
+    np.testing.assert_allclose(unlisted.covariance, explicit.covariance, rtol=1e-9, atol=1e-15)  # the same F₁
+    monkeypatch.setattr(ss, "FISHER_WORK", 0.0)
+    observed = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    np.testing.assert_allclose(observed.estimate, explicit.estimate, atol=1e-9)
+    np.testing.assert_allclose(observed.covariance, explicit.covariance, rtol=0.05, atol=1e-7)  # the same limit
+    assert np.abs(observed.covariance - explicit.covariance).max() > 1e-9  # (and not the same number)
     monkeypatch.undo()
     # a real one: N = 24, k = 8 (C(24, 8) = 735 471 sets, 17.7 M channel entries > MAX_CHANNEL_ENTRIES)
     big = pml.subset_selection(24, 1.0, k=8)
