@@ -111,6 +111,8 @@ def test_demo_default_prints_table_and_statement(capsys):
     assert code == 0
     assert "relationship" in out and "GRR" in out and "subset selection" in out and "lower than the best LDP" in out
     assert "(1, 1e-06)-PML" in out and "certified" in out
+    steps = [line.split(".", 1)[0] for line in out.splitlines() if line[:1].isdigit() and line[1:3] == ". "]
+    assert steps == ["1", "2", "3", "4", "5"]  # one line each (4 and 5 shared one)
 
 
 # --- design -----------------------------------------------------------------------------------------------
@@ -559,6 +561,20 @@ def test_an_output_folder_that_is_a_file_is_one_line(capsys, tmp_path):
         code, out, err = run(capsys, *argv)
         assert code == 2 and err.startswith("pml-design: error: argument --outdir: not a folder") and "Traceback" not in err
     assert f.read_text() == "keep"
+
+
+def test_compare_reads_an_error_ratio_the_right_way(capsys, counts_file):
+    """--compare printed "gain over LDP: 0.261x" for frequency_estimation (an error: pml / optimal_ldp below 1 means
+    the PML design is better); an error utility prints the ratio as such."""
+    base = ["design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "--compare",
+            "--time-limit", "20"]
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("optimal LDP: "))
+    ratio = float(line.split("PML error / optimal LDP error: ")[1].split()[0])
+    assert 0 < ratio < 1 and "gain over LDP" not in line and "(lower is better)" in line
+    code, out, err = run(capsys, *base, "--utility", "mutual_information")
+    assert code == 0 and float(out.split("gain over LDP: ")[1].split("x")[0]) > 1, err
 
 
 def test_a_mechanism_file_is_replaced_only_with_force(capsys, counts_file, tmp_path):

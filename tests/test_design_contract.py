@@ -76,6 +76,20 @@ def test_gap_warning_when_large_or_unknown():
         warn_result_gap(_result(2.0, 2.001, float("-inf"), "max"), 5.0)  # 0.05 %: silent
 
 
+def test_gap_warning_at_the_bounds_floor_gives_one_advice():
+    """A review (design --reports, N = 16, 60 s): the frequency-estimation design said "more time for the bound alone
+    will not lower the gap much" and, in the same warning, "raise --time-limit to reduce the gap". At the bound's
+    floor the warning no longer advises more time; elsewhere it still does."""
+    floor = ("the diagonal-moment relaxation that gives this bound cannot prove less than 1.52% for this design, its "
+             "own loss at the optimum included, so more time for the bound alone will not lower the gap much")
+    with pytest.warns(PMLDesignWarning) as rec:
+        warn_result_gap(_result(28.3, float("inf"), 27.7, "min"), 60.0, detail=floor)
+    text = str(rec[0].message)
+    assert "will not lower the gap much" in text and "time limit 60 s" in text and "raise" not in text
+    with pytest.warns(PMLDesignWarning, match=r"raise solver_options=\{'time_limit': \.\.\.\} to reduce the gap"):
+        warn_result_gap(_result(28.3, float("inf"), 27.7, "min"), 60.0, detail=floor.split(", so more")[0])
+
+
 # ------------------------------------------------------------------------------------ solver_options
 @pytest.mark.parametrize("method,utility", [("auto", "mutual_information"), ("exact", "mutual_information"),
                                             ("scalable", "mutual_information"), ("auto", "frequency_estimation"),

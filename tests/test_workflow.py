@@ -293,7 +293,17 @@ def test_privatize_refuses_the_design_file_and_the_override_says_so(capsys, desi
     other = tmp_path / "other.csv"
     other.write_text("id,x\n1,a\n2,b\n")
     code, stdout, err = run(capsys, "privatize", mech, "--csv", other, "--column", "x", "-o", tmp_path / "q.csv")
-    assert code == 0 and err == "" and "designed on" not in stdout
+    assert code == 0 and err == "" and "designed on" not in stdout and "does not cover" not in stdout
+    # the guarantee: line does not state the guarantee for records it does not cover (a review: it did)
+    code, stdout, _ = run(capsys, "privatize", mech, "--csv", path, "--column", "x", "-o", out, "--allow-design-data",
+                          "--force")
+    line = next(ln for ln in stdout.splitlines() if ln.startswith("guarantee: "))
+    assert code == 0 and line.endswith("; it does not cover these records: they are the ones the mechanism was "
+                                       "designed on (--allow-design-data), whose counts the mechanism file publishes")
+    code, stdout, _ = run(capsys, "privatize", mech, "--csv", other, "--column", "x", "-o", tmp_path / "q.csv",
+                          "--allow-design-data", "--force")
+    line = next(ln for ln in stdout.splitlines() if ln.startswith("guarantee: "))
+    assert code == 0 and "; it does not cover any design record among these records (--allow-design-data)" in line
     # only the design column is fingerprinted (no hash of the ids), so a Parquet copy without them is caught too
     doc = json.loads(mech.read_text())
     assert doc["design_data"] == {"kind": "column sha256", "sha256": values_sha256(pandas.read_csv(path)["x"])}

@@ -316,7 +316,8 @@ def print_json(obj: Any) -> None:
 
 def privatized_summary(args: argparse.Namespace, summary: dict, used: str) -> bool:
     """Say what ``privatize`` wrote: the ``--seed`` warning on stderr (also with ``--json``: a seeded output must not
-    be released unawares), then ``summary`` as JSON (returns True) or two lines naming ``used`` (returns False)."""
+    be released unawares), then ``summary`` as JSON (returns True) or two lines naming ``used`` (returns False); the
+    ``guarantee:`` line adds ``summary["guarantee_caveat"]`` when there is one."""
     if args.seed is not None:
         sys.stderr.write(f"{PROG}: warning: --seed {args.seed} makes this output reproducible: whoever knows the seed "
                          "can undo its noise, so the guarantee does not hold for it; a release must omit --seed (fresh "
@@ -326,7 +327,8 @@ def privatized_summary(args: argparse.Namespace, summary: dict, used: str) -> bo
         return True
     print(f"privatized column {args.column!r} of {summary['rows']} rows with {used} in {summary['seconds']:.2f} s "
           f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}")
-    print(f"guarantee: {summary['statement']}")
+    caveat = summary.get("guarantee_caveat")  # (privatize --allow-design-data: the design records are not covered)
+    print(f"guarantee: {summary['statement']}" + (f"; {caveat}" if caveat else ""))
     return False
 
 

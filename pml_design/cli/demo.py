@@ -179,8 +179,9 @@ def _demo_steps(args: argparse.Namespace, steps: Any, codes: np.ndarray, cats: l
 
     print("\n".join("   " + line for line in disclosure_lines(summary["disclosure"], limit=3)))
     print(f"4. privatize the other {records.size} records (never the {m} design records: P_hat and m, published "
-          "with the mechanism, give their counts); 5. estimate their distribution back "
-          f"(PML: {args.estimator}; LDP oracles: their unbiased estimators, projected onto the simplex):")
+          "with the mechanism, give their counts)")
+    print(f"5. estimate their distribution back (PML: {args.estimator}; LDP oracles: their unbiased estimators, "
+          "projected onto the simplex):")
     print()
     header = ["mechanism", "outputs", "guarantee", "MSE/report", "x PML", "L2 error", "TV error", "max |error|"]
     pml_mse = rows[0]["mse_per_report"]

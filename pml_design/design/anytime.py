@@ -79,13 +79,20 @@ def _progress_update(bar, value: float, bound: float) -> None:
 
 
 
+#: A ``detail`` holding this says that the gap is at its bound's floor (the frequency-estimation design's
+#: diagonal-moment relaxation): the gap warning then gives no advice to raise the time limit, which would say the
+#: opposite (a review: "more time ... will not lower the gap much; ... raise --time-limit to reduce the gap").
+NO_MORE_TIME: str = "will not lower the gap much"
+
+
 def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str = "", stacklevel: int = 4) -> None:
     """Emit a :class:`PMLDesignWarning` when the relative gap ``rel`` exceeds :data:`WARN_GAP` or is unknown.
 
     The message reads "the ``what`` design is proven within ``rel`` of optimal only (``detail``; time limit …);
-    raise solver_options={'time_limit': ...} ``hint`` to reduce the gap", or, for an infinite or ``nan`` gap, that
-    no bound on the optimum was proven. ``stacklevel`` counts from the caller of this helper's caller (default: the
-    user's call of :func:`~pml_design.design.design`).
+    raise solver_options={'time_limit': ...} ``hint`` to reduce the gap" (without that advice when ``detail`` says
+    :data:`NO_MORE_TIME`), or, for an infinite or ``nan`` gap, that no bound on the optimum was proven.
+    ``stacklevel`` counts from the caller of this helper's caller (default: the user's call of
+    :func:`~pml_design.design.design`).
     """
     if not rel <= WARN_GAP:  # above 1 %, inf (no bound) or nan (unknown)
         unknown = not math.isfinite(rel)
@@ -95,7 +102,9 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
             head = f"the {what} design is proven within {rel:.2%} of optimal only"
         else:  # a near-zero value (e.g. the trivial design when nothing better fitted the time limit)
             head = f"the {what} design is far from optimal: its proven bound is {rel:.3g} times its value away"
-        if math.isfinite(time_limit):
+        if math.isfinite(time_limit) and not unknown and NO_MORE_TIME in detail:  # one advice, not two opposite
+            msg = f"{head} ({detail}; time limit {time_limit:g} s)"
+        elif math.isfinite(time_limit):
             msg = (f"{head} ({detail}; time limit {time_limit:g} s); "
                    f"raise solver_options={{'time_limit': ...}}{hint} to {'prove a bound' if unknown else 'reduce the gap'}")
         else:  # no limit was set: the solver itself stopped short
