@@ -201,6 +201,7 @@ def combined_estimate(
     second_counts: object = None,
     ci: float = 0.95,
     categories: object = None,
+    check_fit: bool = True,
     max_iter: int = 10_000,
     tol: float = 1e-10,
 ) -> FrequencyEstimate:
@@ -250,6 +251,13 @@ def combined_estimate(
     categories : sequence, optional
         The labels of the oracle's codes ``0 … N−1``, checked against ``mechanism.labels`` (same labels, same
         order).
+    check_fit : bool, default True
+        With both cohorts present (and an identifiable mechanism): test that their reports fit one distribution,
+        the likelihood-ratio statistic ``G = 2[L₁(π̂₁) + L₂(π̂₂) − L(π̂)]`` of each cohort's own MLE against the
+        combined one, asymptotically χ² on N − 1 degrees of freedom (Wilks; conservative at the boundary), and warn
+        (:class:`~pml_design.mechanisms.fit.ReportsFitWarning`) below p = ``FIT_LEVEL`` (1e-6): the cohorts come
+        from different populations, or one was privatized by another oracle or mechanism than declared. The second
+        cohort's own MLE is :meth:`Mechanism.estimate`'s, with its fit test of the reports against the mechanism.
     max_iter, tol : int, float
         EM's stopping rule, where the Newton method cannot run (as in :meth:`Mechanism.estimate`).
 
@@ -272,7 +280,7 @@ def combined_estimate(
     """
     from .mechanisms.fit import check_possible_reports  # noqa: PLC0415
     from .mechanisms.frequency_oracles.fisher import fisher_information  # noqa: PLC0415
-    from .mechanisms.mechanism import Mechanism, _em_mle, _newton_mle, check_labels, simplex_covariance, wald_estimate  # noqa: PLC0415
+    from .mechanisms.mechanism import Mechanism, check_labels, simplex_covariance, wald_estimate  # noqa: PLC0415
 
     oracle = _check_oracle(oracle)
     if not isinstance(mechanism, Mechanism):
@@ -305,18 +313,53 @@ def combined_estimate(
         return mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
     used2 = c2 > 0
     stacked = np.hstack([cols1 * (n1 / n), W2[:, used2] * (n2 / n)])
-    freq = np.concatenate([c1, c2[used2]]) / n
-    start = np.full(n_cat, 1.0 / n_cat)
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
-    with threadpool_limits(1 if n_cat <= 1000 else None):
-        pi = _newton_mle(stacked, freq, start)
-    if pi is None:
-        pi = _em_mle(stacked, freq, start, max_iter, tol)
+    pi = _maximise(stacked, np.concatenate([c1, c2[used2]]) / n, max_iter, tol)
+    if check_fit and n1 and n2 and mechanism.identifiable:
+        _check_one_distribution(cols1, c1, mechanism, c2, pi, max_iter, tol)
     fisher = info1(pi) + (n2 * fisher_information(W2, pi) if n2 else 0.0)
     blind = None if n1 else ~mechanism._identifiable_components()
     return wald_estimate(pi, simplex_covariance(fisher), level, n=n, method="combined-mle", categories=labels,
                          blind=blind)
+
+
+def _maximise(columns: np.ndarray, freq: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    """The maximiser of ``Σ_y f_y log(π·c_y)`` on the simplex (observed outputs' columns c_y): the barrier Newton
+    method of :meth:`Mechanism.estimate` from the uniform point, EM where it cannot run."""
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    from .mechanisms.mechanism import _em_mle, _newton_mle  # noqa: PLC0415
+
+    start = np.full(columns.shape[0], 1.0 / columns.shape[0])
+    with threadpool_limits(1 if columns.shape[0] <= 1000 else None):
+        pi = _newton_mle(columns, freq, start)
+    return pi if pi is not None else _em_mle(columns, freq, start, max_iter, tol)
+
+
+def _check_one_distribution(cols1: np.ndarray, c1: np.ndarray, mechanism: object, c2: np.ndarray, pi: np.ndarray,
+                            max_iter: int, tol: float) -> None:
+    """Warn when the two cohorts' reports do not fit one distribution (``check_fit`` of :func:`combined_estimate`)."""
+    import warnings  # noqa: PLC0415
+
+    from scipy.stats import chi2  # noqa: PLC0415
+
+    from .mechanisms.fit import FIT_LEVEL, ReportsFitWarning  # noqa: PLC0415
+
+    used = c2 > 0
+    W2 = mechanism.matrix[:, used]
+    pi1 = _maximise(cols1, c1 / c1.sum(), max_iter, tol)
+    pi2 = mechanism.estimate(c2, counts=True, max_iter=max_iter, tol=tol)  # (warns if they do not fit the mechanism)
+
+    def loglik(p1: np.ndarray, p2: np.ndarray) -> float:
+        return float(c1 @ np.log(p1 @ cols1) + c2[used] @ np.log(p2 @ W2))
+
+    g = max(2.0 * (loglik(pi1, pi2) - loglik(pi, pi)), 0.0)
+    df = pi.shape[0] - 1
+    p_value = float(chi2.sf(g, df))
+    if p_value < FIT_LEVEL:
+        warnings.warn(f"the two cohorts' reports do not fit one distribution: likelihood-ratio test G = {g:.4g} on "
+                      f"{df} degree(s) of freedom, p = {p_value:.2g} < {FIT_LEVEL:g}; they come from different "
+                      "populations, or one was privatized by another oracle or mechanism than declared, so the "
+                      "combined estimate is not trustworthy", ReportsFitWarning, stacklevel=3)
 
 
 def _first_cohort(oracle: object, reports: object, counts: object, fisher_information: object) -> tuple:

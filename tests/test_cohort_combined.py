@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from scipy import optimize
 
 import pml_design as pml
 from pml_design.cohort import combined_estimate
+from pml_design.mechanisms.fit import ReportsFitWarning
 from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
 from pml_design.mechanisms.mechanism import simplex_covariance
 
@@ -121,8 +123,10 @@ def test_simulated_mse_matches_the_covariance_and_the_benchmark_formula():
     assert np.trace(cov) == pytest.approx(bench, rel=1e-9)
     err2, covered, covered_small = np.empty(reps), np.empty((reps, 4), bool), np.empty((reps, 4), bool)
     for i in range(reps):
-        est = combined_estimate(oracle=oracle, mechanism=mech, first_counts=(np.arange(4), c1s[i]),
-                                second_counts=c2s[i])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ReportsFitWarning)  # one population: the fit test never fires
+            est = combined_estimate(oracle=oracle, mechanism=mech, first_counts=(np.arange(4), c1s[i]),
+                                    second_counts=c2s[i], check_fit=i < 150)  # (it triples the time)
         err2[i] = np.sum((est.estimate - P) ** 2)
         covered[i] = (est.ci_low <= P) & (P <= est.ci_high)
         half = (est.ci_high - est.ci_low) / 2 / 1.2  # intervals of a covariance / 1.2² (interior: no clipping here)
@@ -135,6 +139,23 @@ def test_simulated_mse_matches_the_covariance_and_the_benchmark_formula():
     assert abs(rate - 0.95) < 4 * sd, rate
     assert np.all(np.abs(covered.mean(axis=0) - 0.95) < 4 * sd)
     assert covered_small.mean() < 0.95 - 4 * sd  # power: intervals 1.2× too narrow fail it
+
+
+def test_cohorts_that_do_not_fit_one_distribution_are_warned_about():
+    """Different populations, or reports made at another ε₁ than declared: the likelihood-ratio test of one
+    distribution for both cohorts warns (and is silent for one population, above)."""
+    mech, rng = _mechanism(), np.random.default_rng(21)
+    oracle = pml.grr(4, 1.0)
+    r2 = mech.privatize(np.array(CATS)[rng.choice(4, 3000, p=P)], rng=rng)
+    other = oracle.privatize(rng.choice(4, 3000, p=P[::-1]), rng=rng)  # another population
+    with pytest.warns(ReportsFitWarning, match="the two cohorts' reports do not fit one distribution"):
+        combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2)
+    sharper = pml.grr(4, 3.0).privatize(rng.choice(4, 20_000, p=P), rng=rng)  # made at 3, declared 1 (p ~ 1e-10)
+    with pytest.warns(ReportsFitWarning, match="do not fit one distribution"):
+        combined_estimate(oracle=oracle, mechanism=mech, first_reports=sharper, second_reports=r2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportsFitWarning)
+        combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2, check_fit=False)
 
 
 # --- the informations add: never worse than either cohort alone -----------------------------------------------------
