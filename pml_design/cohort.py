@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._validation import check_real, fmt
+from ._validation import check_positive_int, check_positive_real, check_real, fmt
 from .estimation import prior_radius
 from .pipeline import EstimatedDesign, _check_target, _design_over_ball
 
@@ -151,7 +151,6 @@ def design_from_report_counts(
     TypeError
         If ``oracle`` is not a :class:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle`.
     """
-    from ._validation import check_positive_int  # noqa: PLC0415
     from .mechanisms.frequency_oracles import GeneralizedRandomizedResponse, SubsetSelection  # noqa: PLC0415
     from .mechanisms.mechanism import check_labels, project_to_simplex  # noqa: PLC0415
 
@@ -289,6 +288,7 @@ def combined_estimate(
     level = check_real(ci, "ci")
     if not 0.0 < level < 1.0:
         raise ValueError(f"ci must lie in (0, 1), e.g. 0.95, got {ci!r}")
+    max_iter, tol = check_positive_int(max_iter, "max_iter"), check_positive_real(tol, "tol")
     n_cat = oracle.n
     if mechanism.n_inputs != n_cat:
         raise ValueError(f"mechanism has {mechanism.n_inputs} inputs but the oracle's alphabet has n = {n_cat}: both "

@@ -243,6 +243,8 @@ def test_bad_input_names_the_argument():
         ({"oracle": "grr"}, TypeError, "oracle must be a FrequencyOracle"),
         ({"mechanism": mech.matrix}, TypeError, "mechanism must be a Mechanism"),
         ({"ci": 1.5}, ValueError, "ci must lie in"),
+        ({"max_iter": 0}, ValueError, "max_iter"),
+        ({"tol": -1.0}, ValueError, "tol"),
         ({"oracle": pml.oue(23, 1.0), "mechanism": pml.Mechanism(np.eye(23))}, ValueError, "too many"),
     ]
     for change, exc, match in cases:
