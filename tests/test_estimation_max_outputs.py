@@ -158,3 +158,17 @@ def test_cli_time_limit_caps_the_outputs_instead_of_refusing(capsys, tmp_path, m
     _, err = capsys.readouterr()
     assert code == 2 and "for a mechanism with 25 outputs, the fewest that identify 25 frequencies" in err
     assert not any(tmp_path.glob("m2.*"))
+
+
+def test_cli_a_binding_cap_is_named_in_flags(capsys, tmp_path):
+    """At --max-outputs N the design is randomized response or a mixture of partition channels, above the LDP optimum:
+    the warning says to raise --max-outputs (not solver_options), names the design's share of --time-limit, and no
+    numerical failure is reported (the master kept one column at such a cap and its Fisher matrix was singular)."""
+    counts = _counts(tmp_path, 25)
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "3",
+                 "--max-outputs", "25", "--no-progress"])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "raise --max-outputs (or --time-limit, which caps it) (now 25" in err
+    assert "the design's share of --time-limit 3 s" in err.splitlines()[0]
+    assert "solver_options" not in err and "stopped early" not in err

@@ -126,6 +126,8 @@ def _share_named(design_limit: float | None, limit: float | None, shares: int = 
         share = f"time limit {design_limit:g} s"
         for w in caught:
             text = str(w.message).replace(share, f"{share}, the design's share of --time-limit {limit:g} s")
+            text = text.replace(f"time limit of {design_limit:g} s",  # (the LDP-optimum warning's wording)
+                                f"time limit of {design_limit:g} s (the design's share of --time-limit {limit:g} s)")
             warnings.showwarning(w.category(text), w.category, w.filename, w.lineno)
 
 

@@ -124,7 +124,7 @@ def _kept_under(cap: int, max_outputs: int, x: np.ndarray, n: int, W_seed: np.nd
     columns (up to ``max(4, N)``) and the seed's outputs while it has weight in the iterate (:func:`_design_matrix`
     leaves it out below 1e-6), so that the next iterate fits (docs/design.md §7, "An output cap")."""
     seed = W_seed.shape[1] if x[-1] > 1e-6 else 0
-    return max(1, min(cap, max_outputs - max(4, n) - seed))
+    return max(n, min(cap, max_outputs - max(4, n) - seed))
 
 
 def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarray:
