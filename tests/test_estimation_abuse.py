@@ -111,7 +111,7 @@ def test_arguments_the_estimation_design_does_not_use_are_refused():
     with pytest.raises(ValueError, match=r"solver has no effect on utility 'frequency_estimation'.*'ECOS'"):
         pml.design_from_samples(x, 4, solver="ECOS", **kw)
     with pytest.raises(ValueError, match=r"\['time_limt'\] for utility='frequency_estimation'; accepted: "
-                                         r"'time_limit', 'progress'$"):
+                                         r"'time_limit', 'progress', 'max_outputs'$"):
         pml.design_from_samples(x, 4, solver_options={"time_limt": 3}, **kw)
     with pytest.raises(ValueError, match="n_outputs has no effect"):
         pml.design(L1Ball(np.array([0.1, 0.2, 0.3, 0.4]), 0.1), 1.0, utility="frequency_estimation", n_outputs=8)
