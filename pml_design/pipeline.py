@@ -118,7 +118,10 @@ class EstimatedDesign:
         return f"{self.statement()}\n{self.result.summary()}"  # type: ignore[attr-defined]
 
     def save(self, path: object, *, extra: dict | None = None, overwrite: bool = False) -> object:
-        """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path."""
+        """Write the mechanism file (see :meth:`pml_design.DesignResult.save`); returns its path.
+
+        An existing file at ``path`` is replaced only with ``overwrite=True`` (a mechanism file too).
+        """
         return self.result.save(path, delta=self.delta, m=self.m, extra=extra,  # type: ignore[attr-defined]
                                 overwrite=overwrite)
 

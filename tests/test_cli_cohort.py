@@ -399,3 +399,32 @@ def test_the_provenance_file_never_replaces_an_input(capsys, tmp_path):
     code, _, err = run(capsys, *base, "--csv", one, "-o", tmp_path / "o.csv", "--force")
     assert code == 0, err
     assert json.loads(other.read_text())["format"] == "pml-design-ldp-reports"
+
+
+def test_an_existing_provenance_file_is_replaced_only_with_force(capsys, tmp_path):
+    """A review: when OUT did not exist, an existing OUT.ldp.json (a provenance file, e.g. of a report file moved away
+    since) was replaced silently. It is refused like OUT itself, and nothing is written."""
+    base = ["privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C", "--column", "country",
+            "--seed", 3]
+    one = write_column(tmp_path / "one.csv", ["A", "B", "C"] * 20)
+    out = tmp_path / "r.csv"
+    assert run(capsys, *base, "--csv", one, "-o", out)[0] == 0
+    prov = pathlib.Path(str(out) + ".ldp.json")
+    kept = tmp_path / "kept.csv"
+    out.rename(kept)  # the reports moved away; their provenance file stays at r.csv.ldp.json
+    before = prov.read_bytes()
+    code, _, err = run(capsys, *base[:-2], "--ldp-epsilon", 2, "--csv", one, "-o", out)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0] == (f"pml-design: error: argument --output: {prov}, the provenance file written beside {out}, "
+                        "exists; refusing to replace it (choose another output name, or pass --force to replace it)")
+    assert prov.read_bytes() == before and not out.exists()
+    # a second run onto an existing OUT names OUT itself
+    kept.rename(out)
+    code, _, err = run(capsys, *base, "--csv", one, "-o", out)
+    assert code == 2 and f"argument --output: {out} exists; refusing to replace it" in err, err
+    assert prov.read_bytes() == before
+    out.unlink()
+    code, _, err = run(capsys, *base[:-2], "--ldp-epsilon", 2, "--csv", one, "-o", out, "--force")
+    assert code == 0, err
+    assert json.loads(prov.read_text())["ldp_epsilon"] == 2.0 and out.is_file()

@@ -20,6 +20,7 @@ import pytest
 
 import pml_design as pml
 from pml_design.cli import main
+from pml_design.deploy.output import OutputFileError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PML_DESIGN_NO_PROGRESS": "1"}
@@ -108,22 +109,50 @@ def test_privatize_existing_output_needs_force(capsys, survey):
 def test_python_save_never_destroys_another_kind(survey):
     res = pml.design(pml.L1Ball([0.5, 0.5], 0.1), 1.0)
     before = digest("survey.csv")
-    with pytest.raises(ValueError, match="not a pml-design mechanism file.*overwrite=True"):
+    with pytest.raises(ValueError, match="survey.csv exists; refusing to replace it.*overwrite=True"):
         res.save("survey.csv")
     assert digest("survey.csv") == before
     with pytest.raises(ValueError, match="is a directory"):
         res.save("adir")
-    res.save("m.json")
-    res.save("m.json")  # its own kind: replaced
     res.save("copy.csv", overwrite=True)
     assert pml.load_mechanism("copy.csv").n_inputs == 2
 
 
-def test_demo_plot_never_replaces_a_data_file(capsys, survey):
+def test_python_save_never_replaces_a_mechanism_file_silently(survey):
+    # a mechanism file is the only key to decoding the reports privatized with it: replaced only with
+    # overwrite=True, in Python as on the command line (design -o needs --force); a review found it replaced
+    first = pml.design(pml.L1Ball([0.5, 0.5], 0.1), 1.0)
+    other = pml.design(pml.L1Ball([0.3, 0.7], 0.1), 2.0)
+    est = pml.design_from_samples(["a", "b", "a", "a"] * 50, epsilon=1.0, delta=1e-6)
+    for path, save in (("m.json", first.save), ("e.json", est.save),
+                       ("f.json", lambda p: pml.save_mechanism(first, p))):
+        save(path)
+        before = digest(path)
+        for again in (other.save, est.save, lambda p: pml.save_mechanism(other, p)):
+            with pytest.raises(OutputFileError, match=f"path: {path} exists and is a pml-design mechanism file, "
+                               "the only key to decoding .*pass overwrite=True") as info:
+                again(path)
+            assert isinstance(info.value, ValueError)
+            assert digest(path) == before
+    other.save("m.json", overwrite=True)
+    np.testing.assert_allclose(pml.load_mechanism("m.json").matrix, other.matrix)
+    est.save("m.json", overwrite=True)
+    assert pml.load_mechanism("m.json").labels == ("a", "b")
+
+
+def test_demo_plot_never_replaces_a_file_without_force(capsys, survey, tmp_path):
     before = digest("survey.csv")
-    one_line_error(*run(capsys, "demo", "--plot", "survey.csv")[::2], "argument --plot: survey.csv exists and is not a PNG")
+    one_line_error(*run(capsys, "demo", "--plot", "survey.csv")[::2],
+                   "argument --plot: survey.csv exists; refusing to replace it (choose another name, or pass --force")
     one_line_error(*run(capsys, "demo", "--plot", "adir")[::2], "argument --plot: 'adir' is a directory")
     assert digest("survey.csv") == before
+    png = tmp_path / "old.png"  # a PNG too (an earlier figure): it was replaced silently
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    one_line_error(*run(capsys, "demo", "--plot", str(png))[::2], f"argument --plot: {png} exists; refusing to replace")
+    # with --force the check passes (the next check, --samples, stops the demo before any work)
+    one_line_error(*run(capsys, "demo", "--plot", str(png), "--force", "--samples", "10000000")[::2],
+                   "argument --samples")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size == 72
 
 
 # --- 2. no aborts -------------------------------------------------------------------------------------------

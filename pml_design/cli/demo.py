@@ -49,9 +49,9 @@ def add_parser(sub: Any) -> None:
                    help="how the distribution is estimated back from privatized reports")
     p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (sample split and privatization)")
     p.add_argument("--plot", nargs="?", const="pml_design_demo.png", default=None, metavar="PNG",
-                   help="write a figure (default file name: pml_design_demo.png); an existing file is replaced only "
-                   "if it is a PNG image (or with --force), never a directory")
-    p.add_argument("--force", action="store_true", help="let --plot replace an existing file that is not a PNG")
+                   help="write a figure (default file name: pml_design_demo.png); an existing file, a PNG included, "
+                   "is replaced only with --force, a directory never")
+    p.add_argument("--force", action="store_true", help="let --plot replace an existing file")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -64,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
 
     t_start = time.perf_counter()
     show = not args.no_progress and not args.json
-    if args.plot is not None:  # checked before any work: never a directory, never a file other than a PNG
+    if args.plot is not None:  # checked before any work: never a directory, never an existing file without --force
         from ..deploy.output import check_output_path  # noqa: PLC0415
 
-        check_output_path(args.plot, own_kind=_is_png, kind="PNG image", option="argument --plot",
+        # (a PNG was replaced silently: the rule of every other output now, a review)
+        check_output_path(args.plot, kind="PNG image", option="argument --plot",
                           force_hint="--force", overwrite=args.force)
     data = load_adult()
     try:
@@ -247,12 +248,3 @@ def _demo_plot(path: str, cats: list[str], truth: np.ndarray, estimates: dict, r
     finally:
         plt.close(fig)
     return str(out)
-
-
-def _is_png(path: pathlib.Path) -> bool:
-    """Whether ``path`` starts with the PNG signature (the only kind of file ``--plot`` replaces)."""
-    try:
-        with path.open("rb") as fh:
-            return fh.read(8) == b"\x89PNG\r\n\x1a\n"
-    except OSError:
-        return False

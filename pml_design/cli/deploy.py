@@ -40,7 +40,8 @@ def add_parser(sub: Any) -> None:
                    "MECHANISM the result does not depend on the batch size")
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
                    "never an input, never a directory")
-    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    p.add_argument("--force", action="store_true",
+                   help="replace OUT (with --oracle: and its provenance file OUT.ldp.json) if they exist")
     p.add_argument("--allow-design-data", action="store_true", help="privatize even the records the mechanism was "
                    "designed on (refused by default: the mechanism file publishes their counts); the output says so")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")

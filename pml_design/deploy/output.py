@@ -4,9 +4,11 @@ Rules (issue 23, "files are sacred"):
 
 * an output is never one of the call's own inputs, compared by *resolved* path (symlinks, ``./``, ``..`` and
   hard links count), not even with ``overwrite=True`` / ``--force``;
-* an existing output is replaced only if it is a file of the kind being written (a mechanism file for a
-  mechanism file, a matrix CSV written by ``pml-design design`` for the matrix CSV), or with an explicit
-  ``overwrite=True`` / ``--force``;
+* an existing output is replaced only with an explicit ``overwrite=True`` / ``--force``, whatever its kind: a
+  mechanism file (the only key to decoding the reports privatized with it) and its matrix CSV, a provenance file,
+  a PNG too (reviews found each replaced silently when it was "a file of the kind being written"); the
+  ``own_kind`` parameter of :func:`check_output_path` still allows that exception, and no writer of the library
+  uses it;
 * a directory (or a name ending in a path separator) is never an output;
 * the parent directory must exist (nothing is created implicitly).
 
@@ -31,8 +33,8 @@ class OutputFileError(ValueError):
 def is_mechanism_file(path: pathlib.Path) -> bool:
     """Whether ``path`` is a pml-design mechanism file (JSON with ``"format": "pml-design-mechanism"``).
 
-    Implements: the "file of the kind being written" test of the module docstring's rules (issue 23) for
-    mechanism files; only the first MiB is read: a file that fits is parsed as JSON, a larger one (a wide design's:
+    Implements: the test behind the refusal to replace a mechanism file (module docstring, issue 23), which says
+    what the existing file is (``save_mechanism``, ``design -o``); only the first MiB is read: a file that fits is parsed as JSON, a larger one (a wide design's:
     200 MB) is recognised by its first key, ``"format"``, as :func:`pml_design.deploy.save_mechanism` writes it.
 
     Parameters
@@ -65,8 +67,8 @@ def is_mechanism_file(path: pathlib.Path) -> bool:
 def is_matrix_csv(path: pathlib.Path) -> bool:
     """Whether ``path`` looks like the matrix CSV of ``pml-design design -o`` (header ``input,y0,y1,...``).
 
-    Implements: the "file of the kind being written" test of the module docstring's rules (issue 23) for matrix
-    CSVs; only the first line is read.
+    Implements: the test that names an existing matrix CSV in ``design -o``'s refusal to replace it (module
+    docstring, issue 23); only the first line is read.
 
     Parameters
     ----------

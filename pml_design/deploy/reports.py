@@ -192,7 +192,7 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     progress : bool, default False
         Show a progress bar (bytes read) on stderr.
     overwrite : bool, default False
-        Replace an existing ``output`` that is not the input.
+        Replace an existing ``output`` and an existing provenance file beside it (never the input).
 
     Returns
     -------
@@ -204,7 +204,9 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     TableError
         A cell that is not a category (named by no value, row or count), or an unreadable file.
     OutputFileError
-        ``output``, or its provenance file (:func:`provenance_path`), would destroy a file.
+        ``output``, or its provenance file (:func:`provenance_path`), would destroy a file: it is an input or a
+        directory, or it exists and ``overwrite`` is False (a provenance file too, even when ``output`` does not
+        exist).
     """
     cats = [str(c) for c in categories]
     if len(cats) != oracle.n:
@@ -213,11 +215,18 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     def reports(codes: np.ndarray) -> Any:
         return _report_text(oracle, cats, oracle.privatize(codes, rng=rng))
 
-    from .output import check_output_path  # noqa: PLC0415
+    from .output import OutputFileError, check_output_path  # noqa: PLC0415
 
-    # the provenance file, by the rules of every output: never an input, another kind of file only with --force
-    check_output_path(provenance_path(output), inputs=[(source.path, source.option)], own_kind=_is_provenance,
-                      kind="provenance file", overwrite=overwrite, option="argument --output", force_hint="--force")
+    # the report file first (a second run is told about it), then its provenance file, by the rules of every output:
+    # never an input, never a directory, an existing file only with --force (a review: an existing OUT.ldp.json,
+    # another report file's provenance, was replaced silently when OUT itself did not exist)
+    common: dict[str, Any] = {"inputs": [(source.path, source.option)], "option": "argument --output",
+                              "force_hint": "--force"}
+    check_output_path(output, kind="privatized copy", overwrite=overwrite, **common)
+    prov = check_output_path(provenance_path(output), kind="provenance file", overwrite=True, **common)
+    if not overwrite and (prov.exists() or prov.is_symlink()):
+        raise OutputFileError(f"argument --output: {prov}, the provenance file written beside {output}, exists; "
+                              "refusing to replace it (choose another output name, or pass --force to replace it)")
     rows = rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
     write_provenance(output, source.resolve(column), oracle, cats, rows)
     return rows
@@ -248,13 +257,6 @@ def provenance_path(reports: object) -> pathlib.Path:
         ``REPORTS.ldp.json``.
     """
     return pathlib.Path(str(reports) + PROVENANCE_SUFFIX)
-
-
-def _is_provenance(path: pathlib.Path) -> bool:
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("format") == PROVENANCE_FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def write_provenance(output: object, column: str, oracle: Any, categories: Sequence[str], rows: int) -> pathlib.Path:

@@ -263,7 +263,9 @@ class DesignResult:
         JSON with the matrix, the category labels, ε, the certified ε, δ, the radius, P̂, m, the utility,
         the library version and a SHA-256 content hash; read it back with :func:`pml_design.load_mechanism`.
         ``delta`` and ``m`` default to ``info["delta"]`` / ``info["m"]`` (set by ``design_from_samples``).
-        An existing file at ``path`` is replaced only if it is a mechanism file, or with ``overwrite=True``.
+        An existing file at ``path`` (a mechanism file too: it is the only key to decoding the reports privatized
+        with it) is replaced only with ``overwrite=True``; otherwise an
+        :class:`~pml_design.deploy.output.OutputFileError` (a ValueError) names the path.
 
         Returns
         -------
