@@ -304,6 +304,32 @@ def test_compare_with_ldp_estimation_view():
     assert text == cmp.to_table()
 
 
+def test_compare_with_ldp_ratio_reads_the_right_way_for_an_error():
+    """A review: for frequency_estimation (an error, lower is better) the table printed "gain over optimal LDP
+    0.23x", which reads as the PML design being 4x worse. The field keeps its value; the row says what it is."""
+    p = np.array([0.45, 0.3, 0.15, 0.1])
+    err = pd.compare_with_ldp(pd.design(pd.L1Ball(p, 0.05), 1.0, utility="frequency_estimation"),
+                              solver_options={"time_limit": 5})
+    assert err.sense == "min" and err.pml < err.optimal_ldp  # the PML design has the smaller error
+    assert err.gain_over_ldp == pytest.approx(err.pml / err.optimal_ldp) and err.gain_over_ldp < 1
+    lines = err.to_table().splitlines()
+    row = [ln for ln in lines if "optimal LDP" in ln]
+    assert len(row) == 1 and row[0].split()[:5] == ["PML", "error", "/", "optimal", "LDP"], row
+    assert row[0].rstrip().endswith("(lower is better)") and float(row[0].split()[6]) == pytest.approx(
+        err.gain_over_ldp, rel=1e-3)
+    assert "gain" not in err.to_table() and lines[1].split()[:4] == ["error", "(lower", "is", "better)"]
+    util = pd.compare_with_ldp(pd.design(pd.L1Ball(p, 0.05), 1.0))  # mutual information: higher is better
+    assert util.sense == "max" and util.gain_over_ldp > 1
+    row = [ln for ln in util.to_table().splitlines() if "optimal LDP" in ln]
+    assert len(row) == 1 and row[0].split()[:4] == ["gain", "over", "optimal", "LDP"] and row[0].endswith("x")
+    assert "lower is better" not in util.to_table()
+    # the two LDP rows of the estimation view say which question each answers
+    for cmp in (err, util):
+        text = cmp.to_table()
+        assert "optimal ε-LDP (MLE) for the utility" in text and "best standard LDP oracle" in text
+        assert f"the ε-LDP channel optimal for {cmp.utility_name}" in text and "unbiased estimators" in text
+
+
 def test_compare_with_ldp_linear_design():
     p = np.array([0.45, 0.3, 0.15, 0.1])
     u = pd.LinearUtility(distortion_gain(4))

@@ -115,15 +115,21 @@ def optimal_ldp(
 #: Keys of :attr:`LdpComparison.estimation_mse`, with their table labels.
 _MSE_LABELS: dict[str, str] = {
     "pml": "PML design (MLE)",
-    "optimal_ldp": "optimal ε-LDP (MLE)",
+    "optimal_ldp": "optimal ε-LDP (MLE) for the utility",
     "rr_pml": "RR at the PML budget (MLE)",
     "grr": "GRR = k-ary RR",
     "oue": "OUE",
     "olh": "OLH",
     "subset_selection": "subset selection",
     "hadamard_response": "Hadamard response",
-    "ldp_optimum": "LDP optimum (best oracle)",
+    "ldp_optimum": "best standard LDP oracle",
 }
+#: Said under the estimation rows: why the two LDP rows differ (docs/ldp.md §4; a review found them unexplained).
+_MSE_NOTE: tuple[str, ...] = (
+    "  (optimal ε-LDP: the ε-LDP channel optimal for {utility}, its error read by the MLE;",
+    "   best standard LDP oracle: the least error of the oracles above, subset selection at its best k, with their",
+    "   unbiased estimators)",
+)
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,11 @@ class LdpComparison:
         ``k ∈ [1, N − 1]`` (:func:`~pml_design.mechanisms.frequency_oracles.ldp_optimum`).
     n_reports : int or None
         The number of reports ``estimation_mse`` is for (None: per report).
+    optimal_ldp_gap : float
+        The proven relative gap of the optimal ε-LDP design (0 when proven optimal).
+    sense : {"max", "min"}
+        Whether the utility is maximised (``"max"``: mutual information, accuracy, ...) or is an error that is
+        minimised (``"min"``: ``frequency_estimation``); says which way :attr:`gain_over_ldp` reads.
     """
 
     epsilon: float
@@ -170,11 +181,18 @@ class LdpComparison:
     #: ``relative_gap`` of the optimal ε-LDP design (0 when proven optimal; ``inf`` when no bound was proven):
     #: its row is then the best ε-LDP mechanism *found*, within this fraction of the optimum.
     optimal_ldp_gap: float = 0.0
+    #: "max" for a utility, "min" for an error (frequency_estimation): which way :attr:`gain_over_ldp` reads.
+    sense: str = "max"
 
     @property
     def gain_over_ldp(self) -> float:
         """``pml / optimal_ldp`` (``inf`` if the LDP utility is 0 and the PML one is not; 1 when both are 0, e.g. at
-        ε = 0, where both designs are constant: a review found "gain infx" there)."""
+        ε = 0, where both designs are constant: a review found "gain infx" there).
+
+        For a utility (:attr:`sense` ``"max"``) above 1 means the PML design is better; for an error
+        (``"min"``, e.g. ``frequency_estimation``) it is the PML error over the optimal LDP error, and *below* 1
+        means the PML design is better (the table then prints it as "PML error / optimal LDP error").
+        """
         if self.optimal_ldp > 0:
             return float(self.pml / self.optimal_ldp)
         return 1.0 if self.pml <= 0 else float("inf")
@@ -186,14 +204,17 @@ class LdpComparison:
             return f"{v:.{digits}g}" if np.isfinite(v) else str(v)
 
         w = 36
+        error = self.sense == "min"  # an error: pml / optimal_ldp below 1 is better (it read "gain over ... 0.23x")
+        ratio_row = (f"  {'PML error / optimal LDP error':<{w}}{num(self.gain_over_ldp, 4):>14}  (lower is better)"
+                     if error else f"  {'gain over optimal LDP':<{w}}{num(self.gain_over_ldp, 4) + 'x':>14}")
         lines = [
             f"LdpComparison at ε = {self.epsilon:.6g} (utility: {self.utility_name})",
-            f"  {'utility':<{w}}{'value':>14}",
+            f"  {'error (lower is better)' if error else 'utility':<{w}}{'value':>14}",
             f"  {'PML design':<{w}}{num(self.pml):>14}",
             f"  {self._ldp_label('optimal ε-LDP'):<{w}}{num(self.optimal_ldp):>14}",
             f"  {'randomized response (ε-LDP)':<{w}}{num(self.randomized_response):>14}",
             f"  {'RR at the PML budget':<{w}}{num(self.rr_pml):>14}",
-            f"  {'gain over optimal LDP':<{w}}{num(self.gain_over_ldp, 4) + 'x':>14}",
+            ratio_row,
         ]
         if self.estimation_mse:
             what = "per report" if self.n_reports is None else f"for {self.n_reports} reports"
@@ -205,6 +226,8 @@ class LdpComparison:
                 if key == "optimal_ldp":
                     label = self._ldp_label(label)
                 lines.append(f"  {label:<{w}}{num(val):>14}{ratio:>12}")
+            if "optimal_ldp" in self.estimation_mse and "ldp_optimum" in self.estimation_mse:
+                lines += [ln.format(utility=self.utility_name) for ln in _MSE_NOTE]
         return "\n".join(lines)
 
     def _ldp_label(self, label: str) -> str:
@@ -229,6 +252,11 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
     optimal ε-LDP mechanism and the ε-LDP frequency oracles GRR, OUE, OLH, subset selection and Hadamard response
     (Wang et al. 2017; Ye & Barg 2018; Acharya, Sun & Zhang 2019) with their standard estimators, and the LDP
     optimum (the best of them, subset selection at its best k).
+
+    How the ratio reads: :attr:`LdpComparison.gain_over_ldp` is ``pml / optimal_ldp``. For a utility that is
+    maximised (mutual information, accuracy) above 1 means the PML design is better; for an error that is
+    minimised (``frequency_estimation``, :attr:`LdpComparison.sense` ``"min"``) it is the PML error over the optimal
+    LDP error, and below 1 means the PML design is better (``to_table`` prints it so).
 
     Implements: the PML-vs-LDP comparison of the core paper (Sections I, V–VI) for discrete mechanisms.
 
@@ -336,4 +364,5 @@ def compare_with_ldp(result: object, *, utility: object | None = None, n: int | 
         estimation_mse=mse,
         n_reports=n_reports,
         optimal_ldp_gap=float(ldp.relative_gap) if not ldp.optimal else 0.0,
+        sense="min" if getattr(util, "kind", None) == "estimation" else "max",
     )
