@@ -12,6 +12,10 @@ A frequency-estimation design on a Zipf column (P ∝ 1/i^1.1, 20 000 samples, �
 Before 2026-11-27 the file was written by ``json.dumps(..., indent=2)`` (the pure-Python encoder, one line per
 entry): a review measured 29 s for a 786 × 13 038 design and 229 MB; here the rows are formatted once
 (``deploy/matrix_text.py``). Run ``python benchmarks/bench_files.py [--quick]``; writes ``deploy_files.json``.
+
+``--cli`` runs ``pml-design design --counts … --time-limit T -o m`` end to end instead (N = 1 000 – 3 000, ε = 2,
+T = 30 and 60 s), where the CLI caps the design's outputs so that the files fit the limit (docs/cli.md): wall time,
+outputs and cap, the files' size and the error over the LDP optimum's; writes ``deploy_cli.json``.
 """
 
 from __future__ import annotations
@@ -71,6 +75,69 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def cli_row(n: int, time_limit: float, folder: pathlib.Path, epsilon: float = 2.0) -> dict:
+    """``pml-design design --counts … --time-limit T -o m`` end to end on a Zipf column of ``n`` categories (200 000
+    samples plus one per category): wall time (the process, imports included), outputs, file size, the error per
+    report over the best ε-LDP oracle's at P̂ (``ldp_optimum``) and the output cap the limit implied."""
+    import re  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from pml_design.mechanisms.frequency_oracles.optimum import ldp_optimum  # noqa: PLC0415
+
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    counts = np.random.default_rng(0).multinomial(200_000, p / p.sum()) + 1
+    path = folder / f"z{n}.txt"
+    path.write_text("".join(f"c{i},{c}\n" for i, c in enumerate(counts.tolist())))
+    prefix = folder / f"cli{n}_{time_limit:g}"
+    argv = [sys.executable, "-m", "pml_design", "design", "--counts", str(path), "--epsilon", f"{epsilon:g}",
+            "--delta", "1e-6", "--time-limit", f"{time_limit:g}", "-o", str(prefix), "--no-progress"]
+    t = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t
+    if done.returncode != 0:
+        return {"n": n, "time_limit": time_limit, "wall_s": wall, "refused": done.stderr.strip()[-300:]}
+    mo = re.search(r"designed (\d+)x(\d+) mechanism: frequency_estimation error per report = ([0-9.e+-]+)",
+                   done.stdout)
+    cap = re.search(r"note: at most (\d+) outputs", done.stdout)
+    error = float(mo.group(3))
+    ldp = ldp_optimum(n, epsilon, counts / counts.sum())
+    size = sum(f.stat().st_size for f in folder.glob(prefix.name + ".*"))
+    for f in folder.glob(prefix.name + ".*"):
+        f.unlink()
+    return {"n": n, "time_limit": time_limit, "epsilon": epsilon, "wall_s": wall, "outputs": int(mo.group(2)),
+            "output_cap": int(cap.group(1)) if cap else None, "files_MB": size / 1e6, "error": error,
+            "ldp_optimum": ldp.name, "ldp_optimum_error": float(ldp.mse), "ratio": error / float(ldp.mse)}
+
+
+def cli_markdown(rows: list[dict]) -> str:
+    """The table of the CLI rows."""
+    out = ["| N | --time-limit (s) | wall (s) | outputs (cap) | files (MB) | error / LDP optimum |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "refused" in r:
+            out.append(f"| {r['n']} | {r['time_limit']:g} | {r['wall_s']:.1f} | refused | | |")
+            continue
+        cap = "" if r["output_cap"] is None else f" ({r['output_cap']})"
+        out.append(f"| {r['n']} | {r['time_limit']:g} | {r['wall_s']:.1f} | {r['outputs']}{cap} | "
+                   f"{r['files_MB']:.0f} | {r['ratio']:.3f} |")
+    return "\n".join(out)
+
+
+def run_cli(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
+    """The CLI rows (``--cli``): N = 1 000, 2 000, 3 000 at ``--time-limit`` 30 and 60 s (quick: N = 1 000, 30 s);
+    writes ``deploy_cli.json``."""
+    outdir = pathlib.Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    cells = [(1000, 30.0)] if quick else [(n, t) for n in (1000, 2000, 3000) for t in (30.0, 60.0)]
+    with tempfile.TemporaryDirectory(prefix="pml_bench_cli_") as tmp:
+        rows = [cli_row(n, t, pathlib.Path(tmp)) for n, t in cells]
+    data = {"rows": rows, "markdown": cli_markdown(rows), "quick": quick}
+    print(data["markdown"])
+    (outdir / "deploy_cli.json").write_text(json.dumps(data, indent=2))
+    return data
+
+
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -87,5 +154,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--outdir", default="benchmarks/results")
+    ap.add_argument("--cli", action="store_true", help="the CLI end to end at N = 1 000 - 3 000 (deploy_cli.json)")
     a = ap.parse_args()
-    run(quick=a.quick, outdir=a.outdir)
+    (run_cli if a.cli else run)(quick=a.quick, outdir=a.outdir)

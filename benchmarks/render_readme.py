@@ -83,6 +83,14 @@ def _files(data: dict) -> str:
             "design took 29 s to save and 229 MB (one JSON line per entry).")
 
 
+def _cli(data: dict) -> str:
+    return (data["markdown"] + "\n\n`pml-design design --counts FILE --epsilon 2 --delta 1e-6 --time-limit T -o m` on a "
+            "Zipf column (200 000 samples; `benchmarks/bench_files.py --cli`), wall time of the whole process: where the "
+            "files of an uncapped design would not fit the limit, the CLI caps the outputs (in brackets) so that "
+            "they take at most half of it. Error / LDP optimum: the design's error per report over the best ε-LDP "
+            "oracle's at P̂ (below 1: better than local DP).")
+
+
 def _estimation_times(data: dict) -> str:
     worst: dict[tuple[str, int], float] = {}
     for c in data["cells"]:
@@ -148,6 +156,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "scale-subconvex": ("scale_subconvex.json", _scale_subconvex),
     "deploy": ("bench_deploy.json", _deploy),
     "deploy-files": ("deploy_files.json", _files),
+    "deploy-cli": ("deploy_cli.json", _cli),
     "deploy-cohort": ("deploy_cohort.json", _markdown_field),
     "estimation-times": ("estimation.json", _estimation_times),
     "audit": ("audit.json", _audit),

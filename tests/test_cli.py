@@ -650,10 +650,10 @@ def test_time_limit_covers_the_whole_design_command(capsys, tmp_path, monkeypatc
     from pml_design.cli import design as cli_design
 
     counts = tmp_path / "many.txt"
-    counts.write_text("\n".join(f"c{i},{3 + i % 7}" for i in range(2000)) + "\n")
+    counts.write_text("\n".join(f"c{i},{3 + i % 7}" for i in range(4000)) + "\n")
     code, out, err = run(capsys, "design", "--counts", str(counts), "--epsilon", "1", "--radius", "0.1",
                          "--time-limit", "10", "-o", str(tmp_path / "m"))
-    assert code == 2 and "argument --time-limit: 10 s is too short for 2000 categories" in err and "give at least" in err
+    assert code == 2 and "argument --time-limit: 10 s is too short for 4000 categories" in err and "give at least" in err
     assert not any(tmp_path.glob("m.*"))
     seen: list = []
     real = pml.design
@@ -811,11 +811,11 @@ def test_the_time_limit_the_refusal_names_is_accepted_at_twice_the_load(monkeypa
     args = argparse.Namespace(time_limit=10.0, utility="frequency_estimation", json=False, compare=False)
     monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 1.0)
     with pytest.raises(CliError, match="give at least") as info:
-        cli_design._time_budget(args, 2059, time.perf_counter(), True)
+        cli_design._time_budget(args, 4059, time.perf_counter(), True)
     suggested = float(re.search(r"give at least (\d+) s", str(info.value)).group(1))
     monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 2.0)
     args.time_limit = suggested
-    design_limit, keep = cli_design._time_budget(args, 2059, time.perf_counter(), True)
+    design_limit, keep = cli_design._time_budget(args, 4059, time.perf_counter(), True)
     assert design_limit >= 0.1 * suggested and keep > 0
 
 

@@ -141,8 +141,11 @@ def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -
 
 #: Seconds per entry of the design's matrix (N × outputs) for what follows the design, on the reference machine
 #: (times ``affordable.cached_machine_factor``): the disclosure listing, the files of ``-o``, the ``--json`` output.
-#: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine.
-POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 6e-7, "files": 9e-7, "json": 4e-7}
+#: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine (6e-7, 9e-7
+#: and 4e-7, before the save got faster). Re-measured 2026-11-27 (quiet machine, factor 0.96–1.11): the disclosure and
+#: the files 0.56–0.75 µs an entry at N = 1 000–3 000 (3 906–9 067 outputs), the disclosure and --json 0.49 µs at
+#: N = 2 000; a third more is kept here.
+POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 3.5e-7, "files": 6.5e-7, "json": 3e-7}
 #: The most categories the estimate's line names (the largest; ``--json`` lists all): at N = 2 000 it was 34 kB.
 SHOWN_CATEGORIES: int = 12
 #: The most of ``--time-limit`` a frequency-estimation design's files may take: above it its outputs are capped
