@@ -429,7 +429,7 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     """``(PREFIX.json, PREFIX.csv)`` of ``--output``, checked before any work (see ``deploy.output``)."""
     if args.output is None:
         return None
-    from ..deploy.output import check_output_path, is_matrix_csv, is_mechanism_file  # noqa: PLC0415
+    from ..deploy.output import check_output_path  # noqa: PLC0415
 
     prefix = args.output
     if prefix.endswith(("/", "\\")) or pathlib.Path(prefix).is_dir():
@@ -441,16 +441,9 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts"), (args.reports, "--reports")]
     # never an input, never a directory (even with --force); then no existing file without --force: a mechanism file
     # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
-    common = {"inputs": inputs, "overwrite": True, "option": "argument --output", "force_hint": "--force"}
+    common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
     jpath = check_output_path(p.with_name(p.name + ".json"), **common)
     cpath = check_output_path(p.with_name(p.name + ".csv"), **common)
-    for path in (jpath, cpath):
-        if not args.force and (path.exists() or path.is_symlink()):
-            what = (" and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
-                    if is_mechanism_file(path) else " and is the matrix CSV of a mechanism file" if is_matrix_csv(path)
-                    else "")
-            raise CliError(f"argument --output: {path} exists{what}; refusing to replace it (choose another PREFIX, "
-                           "or pass --force to replace it)")
     from ..deploy.file import temporary_sibling  # noqa: PLC0415
 
     try:  # a folder that takes no file (read-only, /proc) fails now, not after the design

@@ -163,16 +163,14 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         More JSON-able fields to keep in the file (e.g. a comparison with LDP); covered by the hash; may
         not replace a standard field nor hold raw data (``counts``, ``source``).
     overwrite : bool, default False
-        Replace an existing file at ``path``, a mechanism file included (as ``pml-design design -o`` does only with
-        ``--force``): a deployed mechanism file is the only key to decoding the reports privatized with it, so
-        saving twice to one path is refused unless asked for. A directory is always refused (see
-        :func:`pml_design.deploy.output.check_output_path`).
+        Replace an existing file at ``path``, a mechanism file included (the only key to decoding the reports
+        privatized with it: ``pml-design design -o`` needs ``--force``). A directory is always refused
+        (:func:`pml_design.deploy.output.check_output_path`).
 
     Raises
     ------
     OutputFileError (a ValueError)
-        ``path`` exists and ``overwrite`` is False (the message names the path and ``overwrite=True``), or is a
-        directory, or its folder does not exist.
+        ``path`` exists and ``overwrite`` is False (naming the path and what it is), is a directory, or has no folder.
     ValueError
         ``delta`` and ``m`` that do not imply the design's radius for its prior source; a bad ``extra``.
 
@@ -184,17 +182,9 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
     from ..design.disclosure import output_disclosure  # noqa: PLC0415
     from ..pipeline import EstimatedDesign  # noqa: PLC0415
     from ..uncertainty import L1Ball  # noqa: PLC0415
-    from .output import OutputFileError, check_output_path, is_mechanism_file  # noqa: PLC0415
+    from .output import check_output_path  # noqa: PLC0415
 
-    try:  # any existing file needs overwrite=True, a mechanism file too (a review: it was replaced silently)
-        target = check_output_path(path, kind="pml-design mechanism file", overwrite=overwrite)
-    except OutputFileError:
-        text = os.fsdecode(os.fspath(path))  # type: ignore[arg-type]
-        if not overwrite and pathlib.Path(text).is_file() and is_mechanism_file(pathlib.Path(text)):
-            raise OutputFileError(f"path: {text} exists and is a pml-design mechanism file, the only key "
-                                  "to decoding the reports privatized with it; refusing to replace it (choose another "
-                                  "path, or pass overwrite=True to replace it)") from None
-        raise
+    target = check_output_path(path, kind="pml-design mechanism file", overwrite=overwrite)
     source, params = None, None
     if isinstance(result, EstimatedDesign):
         delta = result.delta if delta is None else delta

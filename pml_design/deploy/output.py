@@ -162,11 +162,19 @@ def check_output_path(
         if _same_file(target, pathlib.Path(os.fspath(inp))):  # type: ignore[arg-type]
             raise OutputFileError(f"{option}: {text} is the input {name} ({inp}); refusing to overwrite an input "
                                   "(choose another output name)")
-    if target.exists() and not overwrite:
-        if not target.is_file():
+    if (target.exists() or target.is_symlink()) and not overwrite:
+        if target.exists() and not target.is_file():
             raise OutputFileError(f"{option}: {text} exists and is not a regular file")
         if own_kind is None or not own_kind(target):
-            what = "exists" if own_kind is None else f"exists and is not a {kind}"
+            what = _what_exists(target) if own_kind is None else f"exists and is not a {kind}"
             raise OutputFileError(f"{option}: {text} {what}; refusing to replace it (choose another name, or "
                                   f"pass {force_hint} to replace it)")
     return target
+
+
+def _what_exists(path: pathlib.Path) -> str:
+    """``exists``, naming what the existing file is when it is one of ours: a mechanism file is the only key to
+    decoding the reports privatized with it (a review: ``design -o`` and ``save_mechanism`` replaced one silently)."""
+    if path.is_file() and is_mechanism_file(path):
+        return "exists and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
+    return "exists and is the matrix CSV of a mechanism file" if path.is_file() and is_matrix_csv(path) else "exists"
