@@ -833,3 +833,22 @@ def test_estimate_on_a_file_of_records_names_no_value(capsys, tmp_path):
     code, out, err = run(capsys, "estimate", str(prefix) + ".json", "--csv", str(raw), "--column", "device")
     assert code == 2 and "does not know as output labels" in err and "not a file of its reports" in err
     assert "alice" not in err and "laptop" not in err.split("not among")[0] and "row" not in err and "51" not in err
+
+
+def test_a_file_that_appears_while_the_design_runs_is_not_replaced(capsys, counts_file, tmp_path, monkeypatch):
+    """design -o checks its outputs before the design (minutes at large N), then wrote them with overwrite=True: a
+    file created in between was replaced (a review). They are checked again when written."""
+    import pml_design as pml
+
+    prefix = tmp_path / "mech"
+    real = pml.design
+
+    def slow(*a, **k):
+        (tmp_path / "mech.json").write_text("someone else's file\n")
+        return real(*a, **k)
+
+    monkeypatch.setattr(pml, "design", slow)
+    code, _, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "-o",
+                       str(prefix))
+    assert code == 2 and f"{prefix}.json exists; refusing to replace it" in err and "--force" in err
+    assert (tmp_path / "mech.json").read_text() == "someone else's file\n" and not (tmp_path / "mech.csv").exists()

@@ -428,3 +428,24 @@ def test_an_existing_provenance_file_is_replaced_only_with_force(capsys, tmp_pat
     code, _, err = run(capsys, *base[:-2], "--ldp-epsilon", 2, "--csv", one, "-o", out, "--force")
     assert code == 0, err
     assert json.loads(prov.read_text())["ldp_epsilon"] == 2.0 and out.is_file()
+
+
+def test_design_o_never_replaces_the_provenance_file_of_its_reports(capsys, tmp_path):
+    """A review: `design --reports r.csv -o r.csv.ldp --force` replaced r.csv.ldp.json, the provenance file the command
+    had just read (the reports were then unusable), and said it replaced 'the existing mechanism file'. An input's
+    provenance file is an input: refused even with --force."""
+    raw = tmp_path / "raw.csv"
+    rng = np.random.default_rng(0)
+    raw.write_text("v\n" + "".join(f"{c}\n" for c in rng.choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])))
+    rep = tmp_path / "r.csv"
+    code = main(["privatize", "--oracle", "grr", "--ldp-epsilon", "2", "--categories", "a,b,c", "--csv", str(raw),
+                 "--column", "v", "-o", str(rep)])
+    capsys.readouterr()
+    assert code == 0 and (tmp_path / "r.csv.ldp.json").exists()
+    before = (tmp_path / "r.csv.ldp.json").read_bytes()
+    code = main(["design", "--reports", str(rep), "--column", "v", "--oracle", "grr", "--ldp-epsilon", "2",
+                 "--categories", "a,b,c", "--epsilon", "1", "--delta", "1e-3", "-o", str(tmp_path / "r.csv.ldp"),
+                 "--force"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "is the input --reports' provenance file" in err, err
+    assert (tmp_path / "r.csv.ldp.json").read_bytes() == before

@@ -282,7 +282,8 @@ def run(args: argparse.Namespace) -> int:
     written = []
     if outputs is not None:
         written = _write_design_files(outputs, res, labels, delta, m,
-                                      {k: out[k] for k in ("ldp_comparison",) if k in out}, out["disclosure"])
+                                      {k: out[k] for k in ("ldp_comparison",) if k in out}, out["disclosure"],
+                                      force=args.force)
         out["files"] = written
     if args.json:
         print_json(out)
@@ -438,7 +439,12 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     p = pathlib.Path(prefix)
     if p.suffix.lower() in (".json", ".csv") and p.stem:  # -o mech.json: mech.json and mech.csv, not mech.json.json
         p = p.with_suffix("")
-    inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts"), (args.reports, "--reports")]
+    inputs = [(args.csv, "--csv"), (args.parquet, "--parquet"), (args.counts, "--counts"), (args.reports, "--reports"),
+              (getattr(args, "categories_file", None), "--categories-file")]
+    if args.reports is not None:  # (its provenance file is read too: replacing it would orphan the reports)
+        from ..deploy.reports import provenance_path  # noqa: PLC0415
+
+        inputs.append((provenance_path(args.reports), "--reports' provenance file"))
     # never an input, never a directory (even with --force); then no existing file without --force: a mechanism file
     # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
@@ -456,8 +462,9 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
 
 
 def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labels: list[str],
-                        delta: float | None, m: int, extra: dict, disclosure: list) -> list[str]:
-    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix)."""
+                        delta: float | None, m: int, extra: dict, disclosure: list, *, force: bool) -> list[str]:
+    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix); an existing
+    file is replaced only with ``force`` (``--force``)."""
     import numpy as np  # noqa: PLC0415
 
     from ..deploy.file import _write_atomically, save_mechanism  # noqa: PLC0415
@@ -474,7 +481,13 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
         cell.truncate()
         csv.writer(cell, lineterminator="\n").writerow([lab])  # the label CSV-quoted where needed
         buf.write(cell.getvalue()[:-1] + "," + line + "\n")
-    replaced = jpath.is_file()  # (a mechanism file, or --force: checked by _output_paths)
+    from ..deploy.output import check_output_path, is_mechanism_file  # noqa: PLC0415
+
+    # checked again now: a file that appeared while the design ran is refused without --force (a review: the check
+    # before the design, then a save with overwrite=True, replaced it)
+    for path in (jpath, cpath):
+        check_output_path(path, overwrite=force, option="argument --output", force_hint="--force")
+    replaced = is_mechanism_file(jpath) if jpath.is_file() else False
     save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
                    _matrix_text=lines)
     _write_atomically(cpath, buf.getvalue())
