@@ -66,9 +66,11 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
 
 
 
-def _sum_zero_basis(n: int) -> np.ndarray:
-    """Orthonormal basis (n × (n−1)) of the tangent space ``{v : Σ v = 0}`` of the simplex."""
-    q, _ = np.linalg.qr(np.column_stack([np.ones(n), np.eye(n)[:, : n - 1]]))
+def _sum_zero_basis(n: int, normal: np.ndarray | None = None) -> np.ndarray:
+    """Orthonormal basis (n × (n−1)) of ``{v : aᵀv = 0}`` (``a = normal``, default all ones: the tangent space of
+    the simplex)."""
+    a = np.ones(n) if normal is None else normal
+    q, _ = np.linalg.qr(np.column_stack([a, np.eye(n)[:, : n - 1]]))
     return q[:, 1:]
 
 
@@ -77,10 +79,29 @@ def simplex_covariance(fisher: np.ndarray) -> np.ndarray:
 
     Implements: the constrained Cramér–Rao bound of :meth:`Mechanism.estimate_covariance` (Aitchison & Silvey 1958;
     U an orthonormal basis of ``{v : Σv = 0}``); ``F`` is the information of all the reports (or of one, and the
-    caller divides by n).
+    caller divides by n). Computed after the symmetric diagonal scaling ``G = D^{-1/2} F D^{-1/2}``,
+    ``D = diag F``: with ``v = D^{-1/2} u`` the constraint is ``aᵀu = 0``, ``a = D^{-1/2} 1``, and
+    ``D^{-1/2} V (Vᵀ G V)⁺ Vᵀ D^{-1/2}`` (V a basis of ``a^⊥``) is a generalised inverse of the restricted ``F``;
+    the pseudo-inverse is taken with a relative cutoff on the scaled, well-conditioned ``Vᵀ G V``. Projecting it
+    onto the orthogonal complement (within ``Σv = 0``) of its null directions gives the Moore–Penrose form above
+    exactly. Without the scaling, one category's information of order ``n e^{ε₁}`` (an ε₁-LDP oracle's report of
+    a category estimated at 0, ε₁ ≳ 40) put every other eigenvalue below the cutoff and all variances at 0.
     """
-    U = _sum_zero_basis(fisher.shape[0])
-    cov = U @ np.linalg.pinv(U.T @ fisher @ U, hermitian=True) @ U.T
+    n = fisher.shape[0]
+    diag = np.diag(fisher)
+    d = np.sqrt(np.where(diag > 0, diag, 1.0))
+    V = _sum_zero_basis(n, 1.0 / d)
+    M = V / d[:, None]  # a basis (not orthonormal) of {v : Σv = 0}
+    G = fisher / np.outer(d, d)  # unit diagonal where F's is positive
+    w, Q = np.linalg.eigh(V.T @ G @ V)
+    keep = w > n * np.finfo(float).eps * np.linalg.norm(G)  # rounding in Vᵀ G V is relative to ‖G‖, not to ‖Vᵀ G V‖
+    MQ = M @ Q
+    cov = (MQ[:, keep] / w[keep]) @ MQ[:, keep].T
+    if not np.all(keep):  # singular: the Moore–Penrose inverse of the restricted F, as U (UᵀFU)⁺ Uᵀ gives it
+        U = _sum_zero_basis(n)
+        null = np.linalg.qr(U.T @ MQ[:, ~keep])[0]
+        proj = U @ (np.eye(n - 1) - null @ null.T) @ U.T
+        cov = proj @ cov @ proj
     return 0.5 * (cov + cov.T)
 
 

@@ -1,0 +1,85 @@
+"""The combined two-cohort estimator's review: its covariance at large ε₁, GRR beyond the explicit channel, and
+the command line's messages (:func:`pml_design.cohort.combined_estimate`, ``estimate --first-cohort``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pml_design as pml
+from pml_design.cohort import combined_estimate
+from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+from pml_design.mechanisms.mechanism import _sum_zero_basis, simplex_covariance
+
+CATS = ("A", "B", "C", "D")
+COUNTS = np.array([225, 150, 125, 0])  # 500 reports, category D never reported
+
+
+def _mechanism() -> pml.Mechanism:
+    rng = np.random.default_rng(3)
+    W = np.exp(1.5 * rng.random((4, 5)))
+    return pml.Mechanism(W / W.sum(axis=1, keepdims=True), name="pml", labels=CATS)
+
+
+@pytest.mark.parametrize("eps1", [35.0, 40.0, 60.0, 200.0])
+def test_standard_errors_survive_a_huge_epsilon_and_an_absent_category(eps1):
+    """GRR at ε₁ ≥ 35 is the identity channel to rounding, so the MLE is the empirical frequency and its standard
+    errors are the multinomial ``sqrt(π(1 − π)/n)`` (an independent formula); the absent category's is 0. Before
+    the diagonal scaling in ``simplex_covariance`` every standard error was 0 from ε₁ = 40 on."""
+    n = int(COUNTS.sum())
+    p = COUNTS / n
+    multinomial = np.sqrt(p * (1 - p) / n)
+    oracle = pml.grr(4, eps1)
+    alone = oracle.mechanism.estimate(COUNTS, counts=True, ci=0.95)
+    se = np.sqrt(np.diag(alone.covariance))
+    np.testing.assert_allclose(alone.estimate, p, atol=1e-9)
+    np.testing.assert_allclose(se[:3], multinomial[:3], rtol=1e-6)
+    assert se[3] < 1e-6
+    assert np.all(alone.ci_high[:3] - alone.ci_low[:3] > 0.07)
+    # combined with a second cohort: the observed categories keep standard errors close to the first cohort's
+    reports = np.repeat(np.arange(4), COUNTS)
+    second = np.array([40, 30, 20, 10, 0])
+    est = combined_estimate(oracle=oracle, mechanism=_mechanism(), first_reports=reports, second_counts=second,
+                            check_fit=False)
+    se2 = np.sqrt(np.diag(est.covariance))
+    assert np.all(se2[:3] > 0.8 * multinomial[:3]) and np.all(se2[:3] < 1.1 * multinomial[:3])
+    ref = combined_estimate(oracle=pml.grr(4, 35.0), mechanism=_mechanism(), first_reports=reports,
+                            second_counts=second, check_fit=False)
+    np.testing.assert_allclose(se2[:3], np.sqrt(np.diag(ref.covariance))[:3], rtol=1e-6)
+
+
+def _textbook(F: np.ndarray) -> np.ndarray:
+    """``U (Uᵀ F U)⁺ Uᵀ`` as the docstring defines it (no scaling), and for an invertible F the bordered form
+    ``F⁻¹ − F⁻¹ 1 1ᵀ F⁻¹ / (1ᵀ F⁻¹ 1)``."""
+    U = _sum_zero_basis(F.shape[0])
+    return U @ np.linalg.pinv(U.T @ F @ U, rcond=1e-10, hermitian=True) @ U.T
+
+
+def test_ordinary_covariances_are_unchanged():
+    """Well-conditioned informations, full rank or not (repeated rows: a non-identifiable channel): the scaled
+    computation equals the textbook one to 1e-10, and the bordered inverse where F is invertible."""
+    rng = np.random.default_rng(0)
+    checked = {"full": 0, "singular": 0}
+    for t in range(200):
+        n, m = int(rng.integers(2, 9)), int(rng.integers(2, 12))
+        W = np.exp(2 * rng.random((n, m)))
+        if t % 3 == 0:
+            W[1] = W[0]
+        W /= W.sum(axis=1, keepdims=True)
+        p = rng.dirichlet(np.ones(n))
+        F = fisher_information(W, p) * float(rng.integers(1, 5000))
+        sv = np.linalg.svd(W, compute_uv=False)
+        if sv[-1] < 1e-6 * sv[0] and not (t % 3 == 0 and np.sum(sv > 1e-6 * sv[0]) == n - 1):
+            continue  # degenerate beyond one repeated row: the textbook pinv is at the mercy of rounding
+        got, want = simplex_covariance(F), _textbook(F)
+        np.testing.assert_allclose(got, want, atol=1e-10 * np.abs(want).max(), rtol=0)
+        if np.linalg.matrix_rank(F) == n:
+            Fi = np.linalg.inv(F)
+            one = Fi @ np.ones(n)
+            np.testing.assert_allclose(got, Fi - np.outer(one, one) / one.sum(), atol=1e-10 * np.abs(Fi).max())
+            checked["full"] += 1
+        else:
+            checked["singular"] += 1
+    assert checked["full"] > 50 and checked["singular"] > 20
