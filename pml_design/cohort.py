@@ -10,6 +10,7 @@ distribution from both cohorts' reports together, with its asymptotic covariance
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -219,12 +220,18 @@ def combined_estimate(
     ``U (Uᵀ F U)⁺ Uᵀ`` (Aitchison & Silvey 1958; = ``F⁻¹ − π πᵀ/n`` inside the simplex), as in
     :meth:`Mechanism.estimate_covariance`; the intervals are its Wald intervals. ``F₁`` is the *expected*
     information at π̂, summed over every output of the oracle: from its channel where it can be written out
-    (``N · outputs ≤ MAX_CHANNEL_ENTRIES``: GRR, Hadamard response, subset selection up to e.g. N = 20, k = 5),
-    beyond that (subset selection only) from the integral of
+    (``N · outputs ≤ MAX_CHANNEL_ENTRIES``: GRR up to N = 2 048, Hadamard response, subset selection up to e.g.
+    N = 20, k = 5); beyond that, for GRR from its closed form (:func:`grr_fisher_information`, O(N²); its reports
+    enter as the observed outputs, as subset selection's with k = 1), for subset selection from the integral of
     :func:`~pml_design.mechanisms.frequency_oracles.subsets.subset_fisher_information` over all ``C(N, k)`` sets,
     unlisted (exact to rounding; up to N ≈ 200 within its work budget). Above that budget it is the *observed*
     information of the first cohort's reports, ``Σ_S c_S w_S w_Sᵀ/(π̂·w_S)²`` (the Hessian of ``−L``; Efron &
-    Hinkley 1978), which has the same limit.
+    Hinkley 1978), which has the same limit. Hadamard response beyond the explicit channel is refused.
+
+    The two cohorts must be disjoint: every report comes from a different person, and no one is in both groups.
+    The likelihood and the added informations assume the two groups' reports are independent, so a person in both
+    makes the intervals too narrow; and that person's two reports leak together (ε₁-LDP and ε-PML compose), more
+    than either guarantee states.
 
     Parameters
     ----------
@@ -264,16 +271,18 @@ def combined_estimate(
     -------
     FrequencyEstimate
         ``estimate``, ``ci_low``, ``ci_high``, ``covariance``, ``level``, ``n = n₁ + n₂``, ``method =
-        "combined-mle"`` and ``categories`` (the mechanism's labels, else ``categories``). With an empty first
-        cohort it is :meth:`Mechanism.estimate`'s maximum-likelihood estimate (the same point, the same
-        covariance); with an empty second cohort the MLE from the oracle's reports alone.
+        "combined-mle"`` (always, whichever cohort is empty) and ``categories`` (the mechanism's labels, else
+        ``categories``). With an empty first cohort it is :meth:`Mechanism.estimate`'s maximum-likelihood estimate
+        (the same point, the same covariance and intervals; for a non-identifiable mechanism its starting point and
+        warning); with an empty second cohort the MLE from the oracle's reports alone.
 
     Raises
     ------
     ValueError
         Alphabets or labels that disagree, reports the oracle or the mechanism cannot output, both or neither of
-        a cohort's two forms, both cohorts empty, ε₁ = 0, an oracle other than subset selection whose channel is
-        too large to write out; each message names the argument.
+        a cohort's two forms, both cohorts empty, ε₁ = 0, an oracle other than GRR and subset selection whose
+        channel is too large to write out (Hadamard response above ``MAX_CHANNEL_ENTRIES``); each message names the
+        argument.
     TypeError
         If ``oracle`` is not a :class:`FrequencyOracle` or ``mechanism`` not a :class:`Mechanism`.
     """
@@ -310,7 +319,8 @@ def combined_estimate(
     if n == 0:
         raise ValueError("first_reports/first_counts and second_reports/second_counts: both cohorts are empty")
     if n1 == 0 and not mechanism.identifiable:  # the MLE is not unique: Mechanism.estimate's start and warning
-        return mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
+        est = mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
+        return dataclasses.replace(est, method="combined-mle", categories=labels)
     used2 = c2 > 0
     stacked = np.hstack([cols1 * (n1 / n), W2[:, used2] * (n2 / n)])
     pi = _maximise(stacked, np.concatenate([c1, c2[used2]]) / n, max_iter, tol)
@@ -365,7 +375,11 @@ def _check_one_distribution(cols1: np.ndarray, c1: np.ndarray, mechanism: object
 def _first_cohort(oracle: object, reports: object, counts: object, fisher_information: object) -> tuple:
     """``(columns, counts, information)`` of the first cohort: the oracle's channel columns of the distinct reports
     received (N × m), how many of each, and ``π ↦`` the cohort's Fisher information (see :func:`combined_estimate`)."""
-    from .mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES, SubsetSelection  # noqa: PLC0415
+    from .mechanisms.frequency_oracles import (  # noqa: PLC0415
+        MAX_CHANNEL_ENTRIES,
+        GeneralizedRandomizedResponse,
+        SubsetSelection,
+    )
     from .mechanisms.frequency_oracles.subsets import subset_fisher_information  # noqa: PLC0415
 
     if (reports is None) == (counts is None):
@@ -389,10 +403,11 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
         raise ValueError(f"oracle: epsilon = {oracle.epsilon!r} makes the reports independent of the inputs")
     cnt = np.ones(distinct.shape[0]) if cnt is None else cnt.astype(float)
     explicit = oracle.n * oracle.n_outputs <= MAX_CHANNEL_ENTRIES
-    if not explicit and not isinstance(oracle, SubsetSelection):
+    is_grr = isinstance(oracle, GeneralizedRandomizedResponse)
+    if not explicit and not (is_grr or isinstance(oracle, SubsetSelection)):
         raise ValueError(f"oracle: {oracle.name} over n = {oracle.n} has {oracle.n_outputs} possible reports, too many "
-                         f"to write its channel out (MAX_CHANNEL_ENTRIES = {MAX_CHANNEL_ENTRIES}); only subset "
-                         "selection is estimated from its observed reports alone")
+                         f"to write its channel out ({oracle.n} x {oracle.n_outputs} > MAX_CHANNEL_ENTRIES = "
+                         f"{MAX_CHANNEL_ENTRIES}); only GRR and subset selection are estimated without it")
     try:
         oracle.support_counts(distinct)  # validates the reports' format and values
         if explicit:
@@ -408,8 +423,10 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
         n1 = float(full.sum())
         return W[:, used], full[used], lambda pi: n1 * fisher_information(W, pi)
     # subset selection beyond the explicit channel: the observed sets S, with columns ∝ e^{−ε} + (1 − e^{−ε}) 1_S
-    # (P(S | x) ∝ e^ε if x ∈ S else 1; a column's scale is a constant of the likelihood and cancels in its Hessian)
-    rows, inverse = np.unique(np.sort(distinct.astype(np.int64), axis=1), axis=0, return_inverse=True)
+    # (P(S | x) ∝ e^ε if x ∈ S else 1; a column's scale is a constant of the likelihood and cancels in its Hessian);
+    # GRR is subset selection with k = 1, its report y the set {y}
+    sets = distinct.astype(np.int64).reshape(distinct.shape[0], -1)
+    rows, inverse = np.unique(np.sort(sets, axis=1), axis=0, return_inverse=True)
     c = np.bincount(inverse.ravel(), weights=cnt, minlength=rows.shape[0])
     keep = c > 0
     member = np.zeros((int(keep.sum()), oracle.n), dtype=bool)
@@ -419,10 +436,42 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     n1 = float(c.sum())
 
     def information(pi: np.ndarray) -> np.ndarray:  # expected over all C(N, k) sets, else observed
-        expected = subset_fisher_information(oracle.n, int(oracle.k), oracle.epsilon, pi)
+        expected = grr_fisher_information(oracle.n, oracle.epsilon, pi) if is_grr else \
+            subset_fisher_information(oracle.n, int(oracle.k), oracle.epsilon, pi)
         return n1 * expected if expected is not None else (cols * (c / (pi @ cols) ** 2)) @ cols.T
 
     return cols, c, information
+
+
+def grr_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.ndarray:
+    """The Fisher information of one GRR report about π, ``F = Σ_y w_y w_yᵀ/(π·w_y)``, without the N × N channel.
+
+    Implements: the expected information of :func:`combined_estimate` for GRR beyond ``MAX_CHANNEL_ENTRIES``.
+    GRR's column y is ``w_y = c (1 + g e_y)``, ``g = e^ε − 1``, ``c = 1/(g + N)``, so ``π·w_y = c (1 + g π_y)``
+    and, with ``h_y = 1/(1 + g π_y)``, ``F = c [(Σ h) 1 1ᵀ + g (1 hᵀ + h 1ᵀ) + g² diag(h)]`` (O(N²); ``c g`` and
+    ``c g²`` are formed as ``g/(g + N)`` and ``g · g/(g + N)``, which do not overflow for ε ≤ 700).
+
+    Parameters
+    ----------
+    n : int
+        The alphabet size N.
+    epsilon : float
+        ε₁ > 0.
+    pi : numpy.ndarray, shape (N,)
+        The distribution at which it is evaluated.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+        F, symmetric.
+    """
+    g = math.expm1(epsilon)
+    h = 1.0 / (1.0 + g * pi)
+    cg = g / (g + n)
+    F = np.full((n, n), h.sum() / (g + n))
+    F += cg * (h[:, None] + h[None, :])
+    F[np.diag_indices(n)] += g * cg * h
+    return F
 
 
 def _second_cohort(mechanism: object, reports: object, counts: object) -> np.ndarray:

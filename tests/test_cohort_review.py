@@ -83,3 +83,80 @@ def test_ordinary_covariances_are_unchanged():
         else:
             checked["singular"] += 1
     assert checked["full"] > 50 and checked["singular"] > 20
+
+
+def _grr_columns(n: int, eps: float) -> np.ndarray:
+    """GRR's channel written out by hand (not through the oracle, which refuses it beyond MAX_CHANNEL_ENTRIES)."""
+    W = np.full((n, n), 1.0 / (math.exp(eps) + n - 1))
+    W[np.diag_indices(n)] = math.exp(eps) / (math.exp(eps) + n - 1)
+    return W
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1.0, 8.0, 60.0])
+def test_grr_information_without_the_channel(eps):
+    """``grr_fisher_information`` is ``Σ_y w_y w_yᵀ/(π·w_y)``: against the oracle's channel at N = 40 and against
+    a direct product with the channel written out at N = 2 100 (beyond MAX_CHANNEL_ENTRIES), on random vectors."""
+    from pml_design.cohort import grr_fisher_information
+    from pml_design.mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES
+
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(40))
+    p[3] = 0.0
+    p /= p.sum()
+    want = fisher_information(pml.grr(40, eps).matrix, p)
+    np.testing.assert_allclose(grr_fisher_information(40, eps, p), want, rtol=1e-12, atol=1e-14 * np.abs(want).max())
+    n = 2100
+    assert n * n > MAX_CHANNEL_ENTRIES
+    p = rng.dirichlet(np.ones(n))
+    W = _grr_columns(n, eps)
+    F = grr_fisher_information(n, eps, p)
+    v = rng.normal(size=(n, 3))
+    direct = (W / (p @ W)) @ (W.T @ v)
+    np.testing.assert_allclose(F @ v, direct, rtol=1e-10, atol=1e-12 * np.abs(direct).max())
+    np.testing.assert_allclose(F @ p, np.ones(n), rtol=1e-10)  # every expected information has F π = 1
+
+
+def test_grr_beyond_the_channel_matches_the_explicit_path(monkeypatch):
+    """With MAX_CHANNEL_ENTRIES lowered under GRR's N², ``combined_estimate`` takes the observed-reports path with
+    the closed-form information; it gives the explicit channel's estimate and covariance."""
+    import pml_design.mechanisms.frequency_oracles as fo
+
+    rng = np.random.default_rng(4)
+    n = 30
+    oracle = pml.grr(n, 1.5)
+    p = rng.dirichlet(np.ones(n))
+    reports = oracle.privatize(rng.choice(n, 3000, p=p), rng=rng)
+    W2 = np.exp(2 * rng.random((n, 40)))
+    mech = pml.Mechanism(W2 / W2.sum(axis=1, keepdims=True))
+    second = mech.report_counts(mech.privatize(rng.choice(n, 2000, p=p), rng=rng))
+    explicit = combined_estimate(oracle=oracle, mechanism=mech, first_reports=reports, second_counts=second)
+    monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", n * n - 1)
+    beyond = combined_estimate(oracle=oracle, mechanism=mech, first_reports=reports, second_counts=second)
+    np.testing.assert_allclose(beyond.estimate, explicit.estimate, atol=1e-7)
+    np.testing.assert_allclose(beyond.covariance, explicit.covariance, rtol=1e-5, atol=1e-9)
+    with pytest.raises(ValueError, match=r"oracle: HR over n = 30 .* too many to write its channel out"):
+        monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", 10)
+        combined_estimate(oracle=pml.hadamard_response(n, 1.0), mechanism=mech, first_reports=np.array([0, 1]),
+                          second_counts=second)
+
+
+def test_method_is_combined_mle_whichever_cohort_is_empty():
+    """The docstring promises ``method="combined-mle"``; an empty first cohort with a non-identifiable mechanism
+    (two equal rows) returned :meth:`Mechanism.estimate`'s ``"ibu"``. The point, covariance and intervals stay
+    that estimate's."""
+    W = np.array([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2], [0.1, 0.2, 0.7], [0.2, 0.6, 0.2]])
+    mech = pml.Mechanism(W, labels=CATS)
+    assert not mech.identifiable
+    with pytest.warns(UserWarning):
+        own = mech.estimate(np.array([30, 40, 30]), counts=True, ci=0.9)
+    with pytest.warns(UserWarning):
+        est = combined_estimate(oracle=pml.grr(4, 1.0), mechanism=mech, first_reports=np.zeros(0, dtype=np.int64),
+                                second_counts=np.array([30, 40, 30]), ci=0.9)
+    assert est.method == "combined-mle" and est.categories == CATS
+    np.testing.assert_array_equal(est.estimate, own.estimate)
+    np.testing.assert_array_equal(est.ci_low, own.ci_low)
+    np.testing.assert_array_equal(est.ci_high, own.ci_high)
+    for first in ([0, 1, 2, 3, 0], np.zeros(0, dtype=np.int64)):
+        e = combined_estimate(oracle=pml.grr(4, 1.0), mechanism=_mechanism(), first_reports=np.array(first),
+                              second_counts=np.array([10, 10, 10, 10, 10]), check_fit=False)
+        assert e.method == "combined-mle"
