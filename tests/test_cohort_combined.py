@@ -302,7 +302,7 @@ def test_cli_round_trip_and_refusals(capsys, tmp_path, flags):
     assert code == 0, err
     res = json.loads(out)
     assert set(res) == {"categories", "estimate", "ci_low", "ci_high", "n", "level", "method", "column", "input",
-                        "mechanism", "report_counts", "n_first", "n_second", "first_cohort", "seconds"}
+                        "mechanism", "identifiable", "report_counts", "n_first", "n_second", "first_cohort", "seconds"}
     assert res["n"] == 10_000 and res["n_first"] == 4000 and res["n_second"] == 6000 and res["categories"] == cats
     assert res["method"] == "combined-mle" and res["first_cohort"]["column"] == "country"
     # the same as the library from the two files (the reports parsed here, not by the command)

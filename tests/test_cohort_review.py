@@ -12,6 +12,7 @@ import pml_design as pml
 from pml_design.cohort import combined_estimate
 from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
 from pml_design.mechanisms.mechanism import _sum_zero_basis, simplex_covariance
+from tests.test_cohort_combined import _cli, _write
 
 CATS = ("A", "B", "C", "D")
 COUNTS = np.array([225, 150, 125, 0])  # 500 reports, category D never reported
@@ -160,3 +161,106 @@ def test_method_is_combined_mle_whichever_cohort_is_empty():
         e = combined_estimate(oracle=pml.grr(4, 1.0), mechanism=_mechanism(), first_reports=np.array(first),
                               second_counts=np.array([10, 10, 10, 10, 10]), check_fit=False)
         assert e.method == "combined-mle"
+
+
+# --- the command line: estimate MECHANISM --first-cohort REPORTS ------------------------------------------------------
+CLI_CATS = ["x,1", "y", "z"]  # a category holding a comma: lists must be unambiguous
+
+
+@pytest.fixture(scope="module")
+def cli_files(tmp_path_factory):
+    """A first cohort's GRR reports at ε₁ = 1, a mechanism designed on them, a second cohort privatized by it."""
+    from pml_design.cli import main
+
+    d = tmp_path_factory.mktemp("cohorts")
+    rng = np.random.default_rng(9)
+    p3 = np.array([0.5, 0.3, 0.2])
+    one = _write(d / "cohort1.csv", np.array(CLI_CATS)[rng.choice(3, 3000, p=p3)])
+    two = _write(d / "cohort2.csv", np.array(CLI_CATS)[rng.choice(3, 3000, p=p3)])
+    (d / "cats.txt").write_text("\n".join(CLI_CATS) + "\n")
+    (d / "rcats.txt").write_text("\n".join(CLI_CATS[::-1]) + "\n")
+    grr1 = ["--oracle", "grr", "--ldp-epsilon", "1", "--categories-file", d / "cats.txt"]
+    steps = [["privatize", *grr1, "--csv", one, "--column", "country", "-o", d / "rep.csv", "--seed", 1],
+             ["design", "--reports", d / "rep.csv", "--column", "country", *grr1, "--epsilon", 1, "--delta", "1e-6",
+              "--allow-zero", "--time-limit", 30, "--no-progress", "-o", d / "mech"],
+             ["privatize", d / "mech.json", "--csv", two, "--column", "country", "-o", d / "priv.csv", "--seed", 2],
+             ["privatize", "--oracle", "grr", "--ldp-epsilon", "2", "--categories-file", d / "cats.txt", "--csv", one,
+              "--column", "country", "-o", d / "rep_eps2.csv", "--seed", 3],
+             ["privatize", "--oracle", "grr", "--ldp-epsilon", "1", "--categories-file", d / "rcats.txt", "--csv", one,
+              "--column", "country", "-o", d / "rep_order.csv", "--seed", 4],
+             ["privatize", "--oracle", "hr", "--ldp-epsilon", "1", "--categories-file", d / "cats.txt", "--csv", one,
+              "--column", "country", "-o", d / "rep_hr.csv", "--seed", 5]]
+    for argv in steps:
+        assert main([str(a) for a in argv]) == 0, argv
+    return d
+
+
+def _estimate(d, *extra):
+    return ["estimate", d / "mech.json", "--csv", d / "priv.csv", "--column", "country", *extra]
+
+
+def _one_line_error(capsys, argv, needle):
+    code, out, err = _cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1 and needle in lines[0], (argv, err)
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_cli_json_has_estimates_fields_and_the_warning_names_what_differs(capsys, cli_files):
+    d = cli_files
+    code, out, err = _cli(capsys, *_estimate(d, "--first-cohort", d / "rep.csv", "--json"))
+    assert code == 0 and err == "", err
+    res = __import__("json").loads(out)
+    assert res["identifiable"] is True and res["method"] == "combined-mle"
+    code, out, err = _cli(capsys, *_estimate(d, "--first-cohort", d / "rep_eps2.csv"))
+    assert code == 0, err
+    warning = [line for line in err.splitlines() if "designed on other first-cohort reports" in line]
+    assert len(warning) == 1 and "(ldp-epsilon 1.0 against 2)" in warning[0], err  # only what differs is named
+    assert "reports against" not in warning[0] and "oracle GRR" not in warning[0]
+
+
+def test_cli_category_mismatch_lists_are_unambiguous(capsys, cli_files):
+    d = cli_files
+    line = _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep_order.csv"),
+                           "argument --first-cohort: its reports were made in another order than MECHANISM's")
+    assert "(['z', 'y', 'x,1'] against ['x,1', 'y', 'z'])" in line
+
+
+def test_cli_errors_name_the_right_flag(capsys, cli_files, monkeypatch, tmp_path):
+    import json
+    import shutil
+
+    import pml_design.mechanisms.frequency_oracles as fo
+
+    d = cli_files
+    _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep.csv", "--first-cohort-column", "nosuch"),
+                    "argument --first-cohort-column: no column 'nosuch' in")
+    _one_line_error(capsys, _estimate(d, "--first-cohort", tmp_path / "nosuch.csv"),
+                    f"argument --first-cohort: {tmp_path / 'nosuch.csv'} does not exist")
+    good = json.loads((d / "rep.csv.ldp.json").read_text())
+    for change, needle in [({"oracle": ["GRR"]}, "field 'oracle' must be one of ['GRR', 'HR', 'SS'], got ['GRR']"),
+                           ({"ldp_epsilon": True}, "field 'ldp_epsilon' must be a finite number > 0, got True"),
+                           ({"column": None}, "field 'column' must be a string, got None"),
+                           ({"categories": "x,1,y,z"}, "field 'categories' must be a list of at least 2 strings"),
+                           ({"k": 2}, "field 'k' must be an integer >= 1 for SS and null otherwise, got 2")]:
+        edited = tmp_path / "edited.csv"
+        shutil.copy(d / "rep.csv", edited)
+        (tmp_path / "edited.csv.ldp.json").write_text(json.dumps({**good, **change}))
+        line = _one_line_error(capsys, _estimate(d, "--first-cohort", edited), needle)
+        assert line.startswith(f"pml-design: error: argument --first-cohort: {tmp_path / 'edited.csv.ldp.json'} is "
+                               "not a valid provenance file: ")
+    missing = {k: v for k, v in good.items() if k != "column"}
+    (tmp_path / "edited.csv.ldp.json").write_text(json.dumps(missing))
+    _one_line_error(capsys, _estimate(d, "--first-cohort", tmp_path / "edited.csv"),
+                    "field 'column' must be a string, got nothing")
+    # design --reports reads the same provenance check
+    (tmp_path / "edited.csv.ldp.json").write_text(json.dumps({**good, "ldp_epsilon": True}))
+    _one_line_error(capsys, ["design", "--reports", tmp_path / "edited.csv", "--column", "country", "--oracle", "grr",
+                             "--ldp-epsilon", "1", "--categories-file", d / "cats.txt", "--epsilon", 1, "--delta",
+                             "1e-6", "--no-progress"], "field 'ldp_epsilon' must be a finite number > 0, got True")
+    # Hadamard response whose channel is too large to write out: the flag and the limit named
+    monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", 10)
+    _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep_hr.csv"),
+                    "argument --first-cohort: its reports are Hadamard response over 3 categories, whose channel "
+                    "(3 x 4 entries) is too large to write out (MAX_CHANNEL_ENTRIES = 10)")

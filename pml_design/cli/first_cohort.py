@@ -25,9 +25,12 @@ def add_first_cohort_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--first-cohort", metavar="REPORTS", default=None,
                    help="a first cohort's LDP report file written by 'privatize --oracle' (with its provenance file "
                         "REPORTS.ldp.json, which names the oracle, epsilon_1, k, the categories and the column): the "
-                        "estimate combines its reports with those of --csv/--parquet by maximum likelihood")
+                        "estimate combines its reports with those of --csv/--parquet by maximum likelihood. The two "
+                        "cohorts must be disjoint: a person in both has two reports whose leakages compose, and the "
+                        "intervals (which assume independent groups) are too narrow")
     p.add_argument("--first-cohort-column", metavar="NAME", default=None,
-                   help="with --first-cohort: its column of reports (default: the one its provenance file names)")
+                   help="with --first-cohort: its column of reports, by name or 0-based index (default: the one its "
+                        "provenance file names; it can only be that column, as the file's provenance is checked)")
 
 
 class _RecordingOracle:
@@ -60,9 +63,15 @@ class _RecordingOracle:
 
 
 def _provenance(path: str) -> dict:
-    """The provenance file of ``--first-cohort`` (required: nothing else shows that the file holds LDP reports)."""
-    from ..deploy.reports import provenance_path  # noqa: PLC0415
+    """The provenance file of ``--first-cohort`` (required: nothing else shows that the file holds LDP reports),
+    its fields checked (one line naming the file and the field)."""
+    import pathlib  # noqa: PLC0415
 
+    from ..deploy.reports import PROVENANCE_FORMAT, provenance_field_error, provenance_path  # noqa: PLC0415
+
+    if not pathlib.Path(path).is_file():
+        what = "is a directory" if pathlib.Path(path).is_dir() else "does not exist"
+        raise CliError(f"argument --first-cohort: {path} {what}; give the report file that privatize --oracle wrote")
     prov = provenance_path(path)
     if not prov.is_file():
         raise CliError(f"argument --first-cohort: {path} has no provenance file {prov} (privatize --oracle writes it): "
@@ -72,55 +81,76 @@ def _provenance(path: str) -> dict:
         doc = json.loads(prov.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CliError(f"argument --first-cohort: cannot read its provenance file {prov}: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("categories"), list):
+    if not isinstance(doc, dict) or doc.get("format") != PROVENANCE_FORMAT:
         raise CliError(f"argument --first-cohort: {prov} is not a report file's provenance (privatize --oracle)")
+    bad = provenance_field_error(doc)
+    if bad is not None:
+        raise CliError(f"argument --first-cohort: {prov} is not a valid provenance file: {bad}")
     return doc
 
 
-def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, dict]:
-    """``(oracle, table source, column, provenance)`` of ``--first-cohort``, everything checked (one line each)."""
-    from ..deploy.reports import ORACLES, make_oracle, provenance_mismatch  # noqa: PLC0415
+def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, dict, str]:
+    """``(oracle, table source, column, provenance, option)`` of ``--first-cohort``, everything checked (one line
+    each); ``option`` is the flag that chose the column (``--first-cohort-column``, else ``--first-cohort``)."""
+    from ..deploy.reports import ORACLES, _category_list, make_oracle, provenance_mismatch  # noqa: PLC0415
+    from ..mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES  # noqa: PLC0415
 
     path = args.first_cohort
     doc = _provenance(path)
-    name = {v: k for k, v in ORACLES.items()}.get(doc.get("oracle"))
+    name = {v: k for k, v in ORACLES.items()}[doc["oracle"]]
     try:
-        if name is None:
-            raise ValueError(f"oracle {doc.get('oracle')!r} is none of {sorted(ORACLES.values())}")
-        oracle = make_oracle(name, doc["categories"], doc.get("ldp_epsilon"), doc.get("k") if name == "ss" else None)
+        oracle = make_oracle(name, doc["categories"], doc["ldp_epsilon"], doc["k"] if name == "ss" else None)
     except (ValueError, TypeError) as exc:
         raise CliError(f"argument --first-cohort: its provenance file is not valid: {exc}") from None
-    categories = [str(c) for c in doc["categories"]]
+    if name == "hr" and oracle.n * oracle.n_outputs > MAX_CHANNEL_ENTRIES:
+        raise CliError(f"argument --first-cohort: its reports are Hadamard response over {oracle.n} categories, whose "
+                       f"channel ({oracle.n} x {oracle.n_outputs} entries) is too large to write out (MAX_CHANNEL_"
+                       f"ENTRIES = {MAX_CHANNEL_ENTRIES}); combining HR reports is supported up to that size (GRR and "
+                       "SS at any size): estimate the second cohort without --first-cohort")
+    categories = list(doc["categories"])
     labels = [str(c) for c in mech.labels] if mech.labels is not None else [str(i) for i in range(mech.n_inputs)]
     if categories != labels:
         how = "in another order than" if sorted(categories) == sorted(labels) else "over other categories than"
-        raise CliError(f"argument --first-cohort: its reports were made {how} MECHANISM's ({','.join(categories)} "
-                       f"against {','.join(labels)}): both cohorts must answer over the same categories in the same "
-                       "order")
+        raise CliError(f"argument --first-cohort: its reports were made {how} MECHANISM's ({_category_list(categories)} "
+                       f"against {_category_list(labels)}): both cohorts must answer over the same categories in the "
+                       "same order")
     parquet = path.lower().endswith((".parquet", ".pq"))
     source = table_source(path, "--first-cohort", None, parquet)
-    column = source.resolve(args.first_cohort_column if args.first_cohort_column is not None else str(doc.get("column")))
+    option = "--first-cohort-column" if args.first_cohort_column is not None else "--first-cohort"
+    wanted = args.first_cohort_column if args.first_cohort_column is not None else doc["column"]
+    header = source.header
+    if wanted not in header and not (wanted.isdigit() and int(wanted) < len(header)):
+        whose = "" if option == "--first-cohort-column" else " (the column its provenance file names)"
+        raise CliError(f"argument {option}: no column {wanted!r}{whose} in {path}; columns are {header}")
+    column = source.resolve(wanted)
     bad = provenance_mismatch(path, column, oracle, categories)
     if bad is not None:
-        option, what = bad
-        raise CliError(f"argument {'--first-cohort-column' if option == '--column' else '--first-cohort'}: {what}")
-    return oracle, source, column, doc
+        flag, what = bad
+        raise CliError(f"argument {'--first-cohort-column' if flag == '--column' else '--first-cohort'}: {what}")
+    return oracle, source, column, doc, option
 
 
 def _warn_other_cohort(mech: Any, oracle: Any, rows: int) -> None:
-    """A warning line when MECHANISM was designed on the reports of another first cohort than ``--first-cohort``."""
+    """A warning line when MECHANISM was designed on the reports of another first cohort than ``--first-cohort``,
+    naming what differs (oracle, ε₁, k, number of reports)."""
     meta = mech.metadata
     if meta.get("prior_source") != "ldp reports":
         return
     params = meta.get("prior_params") or {}
     eps = params.get("ldp_epsilon")
-    same = (params.get("oracle") == oracle.name and isinstance(eps, (int, float))
-            and math.isclose(eps, oracle.epsilon, rel_tol=1e-12) and params.get("n_reports") == rows
-            and (oracle.name != "SS" or params.get("k") == oracle.k))
-    if not same:
-        sys.stderr.write(f"{PROG}: warning: MECHANISM was designed on other first-cohort reports ({params.get('n_reports')} "
-                         f"of {params.get('oracle')}) than --first-cohort's ({rows} of {oracle.name}): the estimate "
-                         "combines them all the same; both cohorts must come from one population\n")
+    differs = []
+    if params.get("oracle") != oracle.name:
+        differs.append(f"oracle {params.get('oracle')} against {oracle.name}")
+    if not (isinstance(eps, (int, float)) and math.isclose(eps, oracle.epsilon, rel_tol=1e-12)):
+        differs.append(f"ldp-epsilon {eps!r} against {oracle.epsilon:g}")
+    if oracle.name == "SS" and params.get("k") != oracle.k:
+        differs.append(f"k {params.get('k')!r} against {oracle.k}")
+    if params.get("n_reports") != rows:
+        differs.append(f"{params.get('n_reports')!r} reports against {rows}")
+    if differs:
+        sys.stderr.write(f"{PROG}: warning: MECHANISM was designed on other first-cohort reports than --first-cohort's "
+                         f"({'; '.join(differs)}): the estimate combines them all the same; both cohorts must come "
+                         "from one population\n")
 
 
 def run_estimate_combined(args: argparse.Namespace) -> int:
@@ -129,6 +159,7 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
 
     from ..cohort import combined_estimate  # noqa: PLC0415
     from ..deploy.reports import report_support_counts  # noqa: PLC0415
+    from ..deploy.streaming import TableError  # noqa: PLC0415
     from ..deploy.streaming import report_counts  # noqa: PLC0415
     from .deploy import _data_source, _show_progress  # noqa: PLC0415
 
@@ -136,11 +167,16 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
         raise CliError("argument --method: only ibu (maximum likelihood) with --first-cohort: inversion does not "
                        "combine the two cohorts' reports")
     mech, source = _data_source(args)
-    oracle, first_source, first_column, doc = _first_cohort(args, mech)
+    oracle, first_source, first_column, doc, option = _first_cohort(args, mech)
     t0 = time.perf_counter()
     recorder = _RecordingOracle(oracle)
-    support, n1 = report_support_counts(first_source, first_column, recorder, [str(c) for c in doc["categories"]],
-                                        progress=_show_progress(args))
+    try:
+        support, n1 = report_support_counts(first_source, first_column, recorder, doc["categories"],
+                                            progress=_show_progress(args))
+    except TableError as exc:  # its messages name --column (design --reports's flag)
+        msg = str(exc)
+        raise CliError(f"argument {option}:{msg.split(':', 1)[1]}" if msg.startswith("argument --column:")
+                       else msg) from None
     _warn_other_cohort(mech, oracle, n1)
     counts = report_counts(source, args.column, mech, progress=_show_progress(args))
     with warnings.catch_warnings(record=True) as caught:
@@ -152,6 +188,7 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
     k = f", k={oracle.k}" if oracle.name == "SS" else ""
     out = est.to_dict()
     out.update({"column": args.column, "input": str(source.path), "mechanism": args.mechanism,
+                "identifiable": True,  # an LDP oracle with epsilon_1 > 0 identifies every frequency, n1 >= 1
                 "report_counts": counts, "n_first": n1, "n_second": int(counts.sum()),
                 "first_cohort": {"reports": args.first_cohort, "column": first_column, "oracle": oracle.name,
                                  "ldp_epsilon": oracle.epsilon, "k": getattr(oracle, "k", None), "n_reports": n1,

@@ -35,8 +35,9 @@ import numpy as np
 from .guard import file_sha256
 from .streaming import MISSING_VALUES, TableError, TableSource, _progress, rewrite_column
 
-__all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports", "provenance_mismatch",
-           "provenance_path", "report_support_counts", "write_provenance"]
+__all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports",
+           "provenance_field_error", "provenance_mismatch", "provenance_path", "report_support_counts",
+           "write_provenance"]
 
 #: ``--oracle`` names → the oracle's own name (``FrequencyOracle.name``).
 ORACLES: dict[str, str] = {"grr": "GRR", "ss": "SS", "hr": "HR"}
@@ -318,6 +319,9 @@ def provenance_mismatch(reports: object, column: str, oracle: Any, categories: S
         return "--reports", f"cannot read its provenance file {prov}: {exc}"
     if not isinstance(doc, dict) or doc.get("format") != PROVENANCE_FORMAT:
         return "--reports", f"{prov} is not a report file's provenance"
+    bad = provenance_field_error(doc)
+    if bad is not None:
+        return "--reports", f"{prov} is not a valid provenance file: {bad}"
     if doc.get("sha256") != file_sha256(reports):
         return "--reports", (f"{reports} changed since privatize --oracle wrote it (its SHA-256 differs from {prov}); "
                              "read the file it wrote, unchanged")
@@ -334,6 +338,48 @@ def provenance_mismatch(reports: object, column: str, oracle: Any, categories: S
     for option, ok, what in checks:
         if not ok:
             return option, f"does not match {prov}: {what}"
+    return None
+
+
+def provenance_field_error(doc: dict) -> str | None:
+    """Which field of a provenance document (:func:`write_provenance`) has the wrong type or value, or None.
+
+    Implements: the check that a hand-edited ``REPORTS.ldp.json`` is refused in one line naming the field (a
+    review: ``"oracle": ["GRR"]`` raised a bare ``unhashable type``, ``"ldp_epsilon": true`` was read as 1).
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed provenance file.
+
+    Returns
+    -------
+    str or None
+        ``"field 'NAME' must be …, got …"``; None when every field is well formed.
+    """
+    def real(v: object) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    def count(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    cats = doc.get("categories")
+    eps = doc.get("ldp_epsilon")
+    checks = [
+        ("oracle", doc.get("oracle") in sorted(ORACLES.values()), f"one of {sorted(ORACLES.values())}"),
+        ("ldp_epsilon", real(eps) and 0 < eps < math.inf, "a finite number > 0"),
+        ("k", (count(doc.get("k")) and doc["k"] >= 1) if doc.get("oracle") == "SS" else doc.get("k") is None,
+         "an integer >= 1 for SS and null otherwise"),
+        ("categories", isinstance(cats, list) and len(cats) >= 2 and all(isinstance(c, str) for c in cats),
+         "a list of at least 2 strings"),
+        ("column", isinstance(doc.get("column"), str), "a string"),
+        ("rows", count(doc.get("rows")) and doc["rows"] >= 0, "an integer >= 0"),
+        ("sha256", isinstance(doc.get("sha256"), str), "a string"),
+    ]
+    for field, ok, what in checks:
+        if not ok:
+            got = repr(doc.get(field)) if field in doc else "nothing"
+            return f"field {field!r} must be {what}, got {got[:80]}"
     return None
 
 
