@@ -264,3 +264,30 @@ def test_cli_errors_name_the_right_flag(capsys, cli_files, monkeypatch, tmp_path
     _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep_hr.csv"),
                     "argument --first-cohort: its reports are Hadamard response over 3 categories, whose channel "
                     "(3 x 4 entries) is too large to write out (MAX_CHANNEL_ENTRIES = 10)")
+
+
+def test_allow_design_data_caveat_follows_the_prior_source(capsys, cli_files, tmp_path):
+    """``privatize --allow-design-data``: the file publishes the design records' counts only for a public-sample
+    P̂; for a P̂ from LDP reports or a DP release the caveat says which release, and that the two guarantees are
+    not combined."""
+    d = cli_files
+    code, out, err = _cli(capsys, "privatize", d / "mech.json", "--csv", d / "cohort1.csv", "--column", "country",
+                          "-o", tmp_path / "o.csv", "--allow-design-data")
+    line = next(ln for ln in out.splitlines() if ln.startswith("guarantee: "))
+    assert code == 0 and "publishes the design records' counts" not in line, line
+    assert line.endswith("it does not cover any first-cohort record among these records (--allow-design-data) on "
+                         "its own: the mechanism file publishes an estimate from the first cohort's LDP reports "
+                         "(prior_source \"ldp reports\"), and a first-cohort record released here has its report's "
+                         "LDP guarantee and this one, which no statement combines")
+    code, _, err = _cli(capsys, "design", "--csv", d / "cohort1.csv", "--column", "country", "--epsilon", 1, "--delta",
+                        "1e-3", "--dp-epsilon", 1, "--categories-file", d / "cats.txt", "--time-limit", 30,
+                        "--no-progress", "-o", tmp_path / "dp")
+    assert code == 0, err
+    for extra, caveat in [(["--allow-design-data"], "on its own: the mechanism file publishes a differentially "
+                           "private release of the design records' counts (prior_source \"dp\")"), ([], None)]:
+        code, out, err = _cli(capsys, "privatize", tmp_path / "dp.json", "--csv", d / "cohort1.csv", "--column",
+                              "country", "-o", tmp_path / "o.csv", "--force", *extra, "--json")
+        assert code == 0, err
+        assert __import__("json").loads(out)["guarantee_caveat"] == (caveat and (
+            "it does not cover any design record among these records (--allow-design-data) " + caveat
+            + ", and a design record released here has that guarantee and this one, which no statement combines"))

@@ -134,22 +134,34 @@ def run_privatize(args: argparse.Namespace) -> int:
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
-               "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data)}
+               "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data, mech.metadata.get("prior_source"))}
     privatized_summary(args, summary, args.mechanism)
     return 0
 
 
-def _design_data_caveat(args: argparse.Namespace, matched: bool) -> str | None:
+def _design_data_caveat(args: argparse.Namespace, matched: bool, prior_source: object = None) -> str | None:
     """What the mechanism's statement does not cover in a ``privatize --allow-design-data`` output (None without the
-    flag): the design records, whose counts the mechanism file publishes (a review: the ``guarantee:`` line stated
-    the guarantee as if it held for them)."""
+    flag): the design records, which the mechanism file's P̂ already discloses, in a way that depends on where P̂
+    came from (``prior_source`` of the file; a review: the ``guarantee:`` line said the file publishes the design
+    records' counts for a P̂ from LDP reports or a DP release too)."""
+    if not (matched or args.allow_design_data):
+        return None
+    if prior_source == "dp":  # no fingerprint: never matched
+        return ("it does not cover any design record among these records (--allow-design-data) on its own: the "
+                "mechanism file publishes a differentially private release of the design records' counts "
+                "(prior_source \"dp\"), and a design record released here has that guarantee and this one, which no "
+                "statement combines")
+    if prior_source == "ldp reports":
+        return ("it does not cover any first-cohort record among these records (--allow-design-data) on its own: "
+                "the mechanism file publishes an estimate from the first cohort's LDP reports (prior_source "
+                "\"ldp reports\"), and a first-cohort record released here has its report's LDP guarantee and this "
+                "one, which no statement combines")
     if matched:
         return ("it does not cover these records: they are the ones the mechanism was designed on "
                 "(--allow-design-data), whose counts the mechanism file publishes")
-    if args.allow_design_data:  # not recognised as the design records, but a shuffled or mixed-in copy is not caught
-        return ("it does not cover any design record among these records (--allow-design-data): the mechanism file "
-                "publishes the design records' counts")
-    return None
+    # not recognised as the design records, but a shuffled or mixed-in copy is not caught
+    return ("it does not cover any design record among these records (--allow-design-data): the mechanism file "
+            "publishes the design records' counts")
 
 
 class _DesignDataGuard:
