@@ -291,3 +291,30 @@ def test_allow_design_data_caveat_follows_the_prior_source(capsys, cli_files, tm
         assert __import__("json").loads(out)["guarantee_caveat"] == (caveat and (
             "it does not cover any design record among these records (--allow-design-data) " + caveat
             + ", and a design record released here has that guarantee and this one, which no statement combines"))
+
+
+def test_a_blank_line_in_a_one_column_file_is_a_missing_cell(capsys, tmp_path):
+    """docs/cli.md: empty cells are missing, unknown to privatize. In a one-column CSV a blank line is such a cell:
+    ``privatize --oracle`` wrote 4 rows for 5 (the line skipped); now it is refused like an empty cell of a
+    multi-column file, in one line naming no value, row or count. ``design`` drops it as missing (m = 3)."""
+    one = tmp_path / "one.csv"
+    one.write_text("country\nA\nB\n\nA\nC\n")
+    two = tmp_path / "two.csv"
+    two.write_text("id,country\n1,A\n2,\n3,B\n")
+    lines = []
+    for src in (one, two):
+        code, out, err = _cli(capsys, "privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C",
+                              "--csv", src, "--column", "country", "-o", tmp_path / "o.csv", "--force")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        lines.append(err.replace(str(src), "FILE"))
+    assert lines[0] == lines[1] and "missing" in lines[0]
+    assert not (tmp_path / "o.csv").exists()
+    (tmp_path / "full.csv").write_text("country\nA\nB\nA\nC")  # no final newline: still 4 rows
+    code, out, err = _cli(capsys, "privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories", "A,B,C",
+                          "--csv", tmp_path / "full.csv", "--column", "country", "-o", tmp_path / "o.csv")
+    assert code == 0 and "of 4 rows" in out and len((tmp_path / "o.csv").read_text().splitlines()) == 5, err
+    d = tmp_path / "d.csv"
+    d.write_text("country\nA\nB\n\nA\n")
+    code, out, err = _cli(capsys, "design", "--csv", d, "--column", "country", "--epsilon", 1, "--delta", "0.1",
+                          "--no-progress", "--json")
+    assert code == 0 and __import__("json").loads(out)["m"] == 3, err
