@@ -809,11 +809,11 @@ def test_the_time_limit_the_refusal_names_is_accepted_at_twice_the_load(monkeypa
     from pml_design.design.estimation import affordable
 
     args = argparse.Namespace(time_limit=10.0, utility="frequency_estimation", json=False, compare=False)
-    monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 1.0)
+    monkeypatch.setattr(affordable, "cached_single_thread_factor", lambda: 1.0)
     with pytest.raises(CliError, match="give at least") as info:
         cli_design._time_budget(args, 4059, time.perf_counter(), True)
     suggested = float(re.search(r"give at least (\d+) s", str(info.value)).group(1))
-    monkeypatch.setattr(affordable, "cached_machine_factor", lambda: 2.0)
+    monkeypatch.setattr(affordable, "cached_single_thread_factor", lambda: 2.0)
     args.time_limit = suggested
     design_limit, keep = cli_design._time_budget(args, 4059, time.perf_counter(), True)
     assert design_limit >= 0.1 * suggested and keep > 0

@@ -169,6 +169,46 @@ def test_cli_a_binding_cap_is_named_in_flags(capsys, tmp_path):
                  "--max-outputs", "25", "--no-progress"])
     _, err = capsys.readouterr()
     assert code == 0, err
-    assert "raise --max-outputs (or --time-limit, which caps it) (now 25" in err
+    assert "allow more outputs (now at most 25: --max-outputs or --time-limit, whichever caps it;" in err
     assert "the design's share of --time-limit 3 s" in err.splitlines()[0]
     assert "solver_options" not in err and "stopped early" not in err
+
+
+@pytest.mark.parametrize(("n", "cap"), [(5, 5), (5, 8), (5, 10), (25, 40), (60, 120)])
+def test_a_cap_below_the_masters_room_reports_no_numerical_failure(n, cap):
+    """A review: at caps below ~3N the master kept N columns and went singular ("stopped early ... Singular matrix
+    ... of order epsilon^2", false) and the design gave up early. The master now keeps its columns (its iterates are
+    not kept) and the rounds still give a bound; the mixture's value after fitting is the certified one offered."""
+    import warnings
+
+    p = _zipf(n)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = pml.design(pml.L1Ball(p, 0.1), 1.0, utility="frequency_estimation",
+                         solver_options={"time_limit": 1.5, "max_outputs": cap})
+    assert not [w for w in rec if "stopped early" in str(w.message)]
+    assert res.matrix.shape[1] <= cap and res.lower_bound <= res.utility
+    mix = res.info["mixture"]
+    if mix is not None and "fitted_value" in mix:
+        assert mix["fitted_value"] >= res.utility * (1 - 1e-12)  # (what was offered; never better than the result)
+
+
+def test_max_outputs_bounds_and_huge_values():
+    ball = pml.L1Ball(_zipf(6), 0.1)
+    for bad in (0, -5):
+        with pytest.raises(ValueError, match=r"must be at least N = 6 .* got " + str(bad)):
+            pml.design(ball, 1.0, utility="frequency_estimation", solver_options={"max_outputs": bad})
+    res = pml.design(ball, 1.0, utility="frequency_estimation", solver_options={"time_limit": 1, "max_outputs": 10**30})
+    assert res.info["max_outputs"] == 1 << 40  # no cap in effect (a review: 10**30 overflowed numpy in fit_outputs)
+
+
+def test_cli_json_says_what_capped_the_outputs(capsys, tmp_path, monkeypatch):
+    from pml_design.cli import design as cli_design
+
+    counts = _counts(tmp_path, 25)
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY", {"disclosure": 1e-3, "files": 1e-3, "json": 1e-3})
+    assert main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "6",
+                 "--json", "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["max_outputs_from"] == "--time-limit" and out["max_outputs"] == int(0.5 * 6 / (25 * 1e-3 * 2))
+    assert len(out["matrix"][0]) <= out["max_outputs"]

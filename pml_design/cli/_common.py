@@ -239,7 +239,7 @@ OPTION_OF = {
 _PYTHON_TO_CLI: tuple[tuple[str, str], ...] = (
     (r"solver_options=\{'time_limit': [^}]*\}", "--time-limit SECONDS"),
     (r"solver_options\[['\"]time_limit['\"]\]", "--time-limit"),
-    (r"solver_options\[['\"]max_outputs['\"]\]", "--max-outputs (or --time-limit, which caps it)"),
+    (r"solver_options\[['\"]max_outputs['\"]\]", "--max-outputs or --time-limit, whichever caps it"),
     (r"\bmethod=['\"](\w+)['\"]", r"--method \1"),
     (r"\bsolver=['\"](\w+)['\"]", r"--solver \1"),
     (r"\butility=['\"](\w+)['\"]", r"--utility \1"),

@@ -81,8 +81,8 @@ def add_parser(sub: Any) -> None:
                    "gap left")
     p.add_argument("--max-outputs", type=int, default=None, metavar="M",
                    help="frequency_estimation: the most outputs the mechanism may have (at least the number of "
-                   "categories; the files take ~22 bytes per category and output); default: as many as --time-limit "
-                   "leaves room for (up to 32768)")
+                   "categories; the JSON and CSV files take ~40 bytes per category and output); default: as many as "
+                   "--time-limit leaves room for (up to 32768); the smaller of the two applies")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr with value, bound and gap: a bar redrawn every second on a terminal, "
                    "else one plain line every ~10 s (default: on when stderr is a terminal)")
@@ -140,7 +140,8 @@ def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -
 
 
 #: Seconds per entry of the design's matrix (N × outputs) for what follows the design, on the reference machine
-#: (times ``affordable.cached_machine_factor``): the disclosure listing, the files of ``-o``, the ``--json`` output.
+#: (times ``affordable.cached_single_thread_factor``: that work is single-threaded): the disclosure listing, the files
+#: of ``-o``, the ``--json`` output.
 #: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine (6e-7, 9e-7
 #: and 4e-7, before the save got faster). Re-measured 2026-11-27 (quiet machine, factor 0.96–1.11): the disclosure and
 #: the files 0.56–0.75 µs an entry at N = 1 000–3 000 (3 906–9 067 outputs), the disclosure and --json 0.49 µs at
@@ -155,7 +156,8 @@ POST_SHARE: float = 0.5
 
 def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) -> tuple[float | None, float]:
     """``(design's time limit, seconds kept back)`` out of ``--time-limit``, which covers the whole command; sets
-    ``args.outputs_cap``, the frequency-estimation design's ``max_outputs`` (None: no cap).
+    ``args.outputs_cap``, the frequency-estimation design's ``max_outputs`` (None: no cap), and
+    ``args.outputs_by_time`` when the limit set it.
 
     What follows the design grows with the matrix (N × outputs; a frequency-estimation design has up to
     ``min(32768, max(4096, 16N))`` outputs (the LDP channel and the larger one offered: 10.7N and 18.4N measured
@@ -163,7 +165,7 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     N = 790 (the design 9 s, then the summary, the disclosure and a 29 s save). That time is kept back. For
     frequency estimation, where it would be more than :data:`POST_SHARE` of the limit, the design's outputs are
     capped so that it is not (``--max-outputs`` caps them too): at N = 2 000, ``--time-limit 30`` with ``-o`` was
-    refused ("give at least 262 s"); it now designs on at most ~4 700 outputs. A limit that cannot fit N outputs
+    refused ("give at least 262 s"); it now designs on at most ~7 500 outputs. A limit that cannot fit N outputs
     (the fewest that identify N frequencies), or that leaves the design less than a tenth of itself beyond the
     contract's slack (1.1 × the limit + 3 s), is refused, naming the time needed. ``--compare`` halves what is left
     (the optimal LDP design gets the other half).
@@ -182,11 +184,11 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     args.outputs_cap = cap
     if args.time_limit is None:
         return None, 0.0
-    from ..design.estimation.affordable import cached_machine_factor  # noqa: PLC0415
+    from ..design.estimation.affordable import cached_single_thread_factor  # noqa: PLC0415
 
     per_entry = POST_SECONDS_PER_ENTRY["disclosure"] + (POST_SECONDS_PER_ENTRY["files"] if files else 0.0) \
         + (POST_SECONDS_PER_ENTRY["json"] if args.json else 0.0)
-    per_output = n * per_entry * (cached_machine_factor() if n * outputs > 1_000_000 else 1.0)
+    per_output = n * per_entry * (cached_single_thread_factor() if n * outputs > 1_000_000 else 1.0)
     limit = float(args.time_limit)
     what = (f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''})")
     if estimation and outputs * per_output > POST_SHARE * limit:  # fewer outputs, so that the files fit the limit
@@ -266,6 +268,10 @@ def run(args: argparse.Namespace) -> int:
         "matrix_columns": "outputs",
         "disclosure": res.disclosure(),
         "design_data": res.info["design_data"],
+        # the output cap, and what set it (a review: with --json nothing said that --time-limit had capped the design)
+        "max_outputs": getattr(args, "outputs_cap", None),
+        "max_outputs_from": ("--time-limit" if getattr(args, "outputs_by_time", False) else
+                             "--max-outputs" if getattr(args, "outputs_cap", None) is not None else None),
     }
     if args.dp_epsilon is not None or args.reports is not None:  # only the DP release / the LDP estimate may leave:
         del out["counts"]                                               # no exact counts, no exact m
@@ -323,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"mechanism P(y|x): {res.matrix.shape[1]} outputs (in the files written with -o, or with --json)")
     if getattr(args, "outputs_by_time", False):
         print(f"note: at most {args.outputs_cap} outputs, so that what follows the design fits --time-limit "
-              f"{args.time_limit:g} s (a longer limit, or --max-outputs, allows more)")
+              f"{args.time_limit:g} s (a longer limit allows more)")
     from ..design.disclosure import disclosure_lines  # noqa: PLC0415
 
     for line in disclosure_lines(out["disclosure"]):

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-__all__ = ["EVALUATION_LENIENCY", "EVALUATION_SECONDS", "REFERENCE_WORKLOAD_SECONDS", "cached_machine_factor",
-           "check_affordable", "machine_factor"]
+__all__ = ["EVALUATION_LENIENCY", "EVALUATION_SECONDS", "REFERENCE_WORKLOAD_SECONDS", "SINGLE_THREAD_WORKLOAD_SECONDS",
+           "cached_machine_factor", "cached_single_thread_factor", "check_affordable", "machine_factor"]
 
 #: Seconds one evaluation of an N × K channel takes on the 2-core reference machine (build, certification, cleaning
 #: and exact error): per entry (N·K), per term of the Fisher information (N²·K) and of its Cholesky trace (N³).
@@ -22,6 +22,10 @@ __all__ = ["EVALUATION_LENIENCY", "EVALUATION_SECONDS", "REFERENCE_WORKLOAD_SECO
 EVALUATION_SECONDS: tuple[float, float, float] = (2.4e-7, 1.4e-11, 1.2e-11)
 #: Seconds of :func:`machine_factor`'s fixed workload on the reference machine (0.0125–0.020 s measured there).
 REFERENCE_WORKLOAD_SECONDS: float = 0.014
+#: Seconds of :func:`machine_factor`'s workload on one BLAS thread (:func:`cached_single_thread_factor`), measured on
+#: the reference machine at a load of about 1 (0.016–0.018 s in six processes, where the default threads gave factors
+#: of 1.06–5.13: two BLAS threads thrash as soon as anything else runs).
+SINGLE_THREAD_WORKLOAD_SECONDS: float = 0.016
 #: A limit is refused only when this share of the estimate exceeds what the time contract allows (the estimate's
 #: machine factor varies by ±25 %): refused when clearly impossible, never where the run would have fitted. N = 10 000,
 #: ε = 1: refused at 60 s (estimate 117–161 s), run at 120 s (119 s measured).
@@ -30,6 +34,7 @@ EVALUATION_LENIENCY: float = 0.8
 #: Seconds a measured :func:`machine_factor` is reused by :func:`cached_machine_factor` (the measurement costs ~0.1 s).
 FACTOR_TTL_SECONDS: float = 60.0
 _factor_cache: list[float] = []  # [value, time.perf_counter() of the measurement]
+_single_cache: list[float] = []  # the same, on one BLAS thread
 
 
 def cached_machine_factor() -> float:
@@ -47,10 +52,38 @@ def cached_machine_factor() -> float:
     return _factor_cache[0]
 
 
-def machine_factor() -> float:
+def cached_single_thread_factor() -> float:
+    """:func:`machine_factor` on one BLAS thread, over :data:`SINGLE_THREAD_WORKLOAD_SECONDS`; measured at most once
+    every :data:`FACTOR_TTL_SECONDS` in a process.
+
+    For single-threaded work (formatting and writing a mechanism file, the disclosure listing: the CLI's time kept
+    back, ``cli.design._time_budget``). A review found the CLI's output cap and refusals changing from run to run:
+    the default factor read 1.02–4.86 in back-to-back processes at a load of 1.3–2.4 while that work took the same
+    0.74 µs an entry; on one thread the workload took 0.016–0.018 s in every process.
+
+    Returns
+    -------
+    float
+        The factor that scales a single-threaded time measured on the reference machine to this one (≥ 0.5).
+    """
+    now = time.perf_counter()
+    if not _single_cache or now - _single_cache[1] > FACTOR_TTL_SECONDS:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+        with threadpool_limits(1):
+            _single_cache[:] = [machine_factor(SINGLE_THREAD_WORKLOAD_SECONDS), now]
+    return _single_cache[0]
+
+
+def machine_factor(reference: float = REFERENCE_WORKLOAD_SECONDS) -> float:
     """This machine's time for a fixed workload (a 400 × 400 product and a pass over 4·10⁶ doubles, three times;
     best of five, ~0.1 s) over the reference machine's, at least 0.5. On the reference machine it varies by ±25 %
     from one process to the next (0.0125–0.020 s), hence :data:`EVALUATION_LENIENCY`.
+
+    Parameters
+    ----------
+    reference : float, default :data:`REFERENCE_WORKLOAD_SECONDS`
+        The workload's seconds on the reference machine (:data:`SINGLE_THREAD_WORKLOAD_SECONDS` on one thread).
 
     Returns
     -------
@@ -64,7 +97,7 @@ def machine_factor() -> float:
         for _ in range(3):
             _ = x @ x.T, float(np.maximum(y, 0.5).sum())
         best = min(best, time.perf_counter() - t)
-    return max(0.5, best / REFERENCE_WORKLOAD_SECONDS)
+    return max(0.5, best / reference)
 
 
 def check_affordable(n: int, epsilon: float, prior: np.ndarray, max_outputs: int, seconds: float) -> None:

@@ -39,6 +39,8 @@ MAX_COLUMN_GENERATION_N: int = 1200
 #: the cap) is offered to the incumbent too (``seeds.offer_larger_seed``).
 LDP_OUTPUTS_PER_SYMBOL: int = 8
 LDP_OUTPUTS_CAP: int = 32768
+#: ``max_outputs`` above this is taken as this (no design comes near it; a review's ``10**30`` overflowed numpy).
+MAX_OUTPUTS_CLIP: int = 1 << 40
 #: The first-order master of :mod:`.mixture` (A or D criterion): the best mixture of the LDP seed and ε-PML partition
 #: channels, a candidate beside the column generation and, above MAX_COLUMN_GENERATION_N, instead of it, up to this
 #: many symbols (a step costs ~N³ + N²·outputs: ~4 s at N = 3 000). docs/design.md §7.5.
@@ -180,13 +182,14 @@ def _check_max_outputs(max_outputs: object, n: int) -> int | None:
     """``max_outputs`` as an int ≥ N, or None (``ValueError``/``TypeError`` naming the option and the value)."""
     if max_outputs is None:
         return None
-    cap = check_positive_int(max_outputs, "solver_options['max_outputs']", minimum=1)
-    if cap < n:
+    try:
+        cap = check_positive_int(max_outputs, "solver_options['max_outputs']", minimum=n)
+    except ValueError:
         raise ValueError(
             f"solver_options['max_outputs'] must be at least N = {n} (the number of symbols): a mechanism with fewer "
-            f"outputs cannot identify {n} frequencies, got {cap}"
-        )
-    return cap
+            f"outputs cannot identify {n} frequencies, got {max_outputs!r}"
+        ) from None
+    return min(cap, MAX_OUTPUTS_CLIP)  # (any larger cap is no cap; numpy counts stay in int64)
 
 
 def _cap_binds(n: int, state: dict) -> bool:
@@ -261,8 +264,8 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
                 f"({state.get('larger_seed') or seed.name}) did not reach it and column generation did not close the gap"
                 + (f" within the time limit of {time_limit:g} s; raise solver_options={{'time_limit': ...}}, or "
                    if n <= MAX_COLUMN_GENERATION_N else "; ")
-                + (f"raise solver_options['max_outputs'] (now {state['max_outputs']}: the compact channel had a budget "
-                   f"of {state['seed_budget']} outputs), or " if _cap_binds(n, state) else "")
+                + (f"allow more outputs (now at most {state['max_outputs']}: solver_options['max_outputs']; the "
+                   f"compact channel had a budget of {state['seed_budget']}), or " if _cap_binds(n, state) else "")
                 + f"deploy the {ldp.name} oracle (pml_design.frequency_oracles), which is epsilon-PML for every "
                 "distribution"
             ),

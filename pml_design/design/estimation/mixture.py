@@ -465,7 +465,10 @@ def mixture_stage(uset: UncertaintySet, epsilon: float, prior: np.ndarray, W_see
     weights, seed_weight = res.weights, res.seed
     if max_outputs is not None:
         weights, seed_weight = fit_outputs(pc, weights, seed_weight, W_seed.shape[1], max_outputs)
+    fitted = bool(np.any((weights == 0) & (res.weights > 0)))
     W, weights, seed_weight = mixture_matrix(W_seed, pc, weights, seed_weight)
     state["mixture"] = {"steps": res.steps, "seed_weight": seed_weight, "channels": int(np.count_nonzero(weights)),
                         "value": res.value}
     best.offer(W, "mixture")
+    if fitted:  # channels dropped to fit max_outputs: the value is the certified one of what was offered
+        state["mixture"]["fitted_value"] = float(best.last)

@@ -122,9 +122,12 @@ def _level_states(V: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
 def _kept_under(cap: int, max_outputs: int, x: np.ndarray, n: int, W_seed: np.ndarray) -> int:
     """The generated columns the next master may keep under the design's ``max_outputs``: beside a round's new
     columns (up to ``max(4, N)``) and the seed's outputs while it has weight in the iterate (:func:`_design_matrix`
-    leaves it out below 1e-6), so that the next iterate fits (docs/design.md §7, "An output cap")."""
+    leaves it out below 1e-6), so that the next iterate fits (docs/design.md §7, "An output cap"). Never fewer than
+    ``2N``: a master on fewer went singular (a review: N = 5–100 at caps below ~3N, "stopped early ... Singular
+    matrix"); where the cap leaves less room its iterates are not kept, and the rounds still give the bound."""
     seed = W_seed.shape[1] if x[-1] > 1e-6 else 0
-    return max(n, min(cap, max_outputs - max(4, n) - seed))
+    room = max_outputs - max(4, n) - seed
+    return min(cap, room) if room >= 2 * n else cap
 
 
 def _design_matrix(V: np.ndarray, x: np.ndarray, W_seed: np.ndarray) -> np.ndarray:
