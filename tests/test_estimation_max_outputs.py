@@ -212,3 +212,14 @@ def test_cli_json_says_what_capped_the_outputs(capsys, tmp_path, monkeypatch):
     out = json.loads(capsys.readouterr().out)
     assert out["max_outputs_from"] == "--time-limit" and out["max_outputs"] == int(0.5 * 6 / (25 * 1e-3 * 2))
     assert len(out["matrix"][0]) <= out["max_outputs"]
+
+
+def test_cli_max_outputs_is_checked_before_the_data_are_read(capsys, tmp_path):
+    missing = str(tmp_path / "nope.txt")
+    code = main(["design", "--counts", missing, "--epsilon", "1", "--radius", "0.1", "--utility", "map_accuracy",
+                 "--max-outputs", "100"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "argument --max-outputs: only with --utility frequency_estimation" in err
+    code = main(["design", "--counts", missing, "--epsilon", "1", "--radius", "0.1", "--max-outputs", "0"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "argument --max-outputs: must be at least the number of categories, got 0" in err

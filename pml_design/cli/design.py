@@ -173,10 +173,7 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
     estimation = args.utility == "frequency_estimation"
     outputs = min(32768, max(4096, 16 * n)) if estimation else 2 * n
     cap = getattr(args, "max_outputs", None)
-    if cap is not None:
-        if not estimation:
-            raise CliError(f"argument --max-outputs: only with --utility frequency_estimation (got --utility "
-                           f"{args.utility})")
+    if cap is not None:  # (the utility was checked by run, before the data were read)
         if cap < n:
             raise CliError(f"argument --max-outputs: must be at least the number of categories ({n}): fewer outputs "
                            f"cannot identify {n} frequencies, got {cap}")
@@ -228,6 +225,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     if args.unverified_reports and args.reports is None:
         raise CliError("argument --unverified-reports: only with --reports")
+    if args.max_outputs is not None:  # checked before the data are read (the bound N with them, in _time_budget)
+        if args.utility != "frequency_estimation":
+            raise CliError(f"argument --max-outputs: only with --utility frequency_estimation (got --utility "
+                           f"{args.utility})")
+        if args.max_outputs < 2:
+            raise CliError(f"argument --max-outputs: must be at least the number of categories, got {args.max_outputs}")
     outputs = _output_paths(args)
     if args.reports is not None:  # a first cohort's LDP reports (cli/cohort.py)
         from .cohort import design_from_report_file  # noqa: PLC0415
