@@ -223,3 +223,24 @@ def test_cli_max_outputs_is_checked_before_the_data_are_read(capsys, tmp_path):
     code = main(["design", "--counts", missing, "--epsilon", "1", "--radius", "0.1", "--max-outputs", "0"])
     _, err = capsys.readouterr()
     assert code == 2 and "argument --max-outputs: must be at least the number of categories, got 0" in err
+
+
+def test_cli_compare_warns_when_the_design_loses_to_the_optimal_ldp_mechanism(capsys, tmp_path, monkeypatch):
+    """A review: a capped design lost to the optimal LDP channel --compare found (696.38 against 694.14) and only
+    'PML error / optimal LDP error: 1' said so. A warning says it now (the comparison is forced here)."""
+    import types
+
+    import pml_design as pml
+
+    def fake(res, **kwargs):
+        return types.SimpleNamespace(optimal_ldp=0.5 * res.utility, randomized_response=2 * res.utility,
+                                     rr_pml=2 * res.utility, gain_over_ldp=2.0, optimal_ldp_gap=0.0)
+
+    monkeypatch.setattr(pml, "compare_with_ldp", fake)
+    counts = _counts(tmp_path, 25)
+    code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "3",
+                 "--max-outputs", "100", "--compare", "--no-progress"])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "is worse than the optimal epsilon-LDP mechanism --compare found" in err
+    assert "more outputs (--time-limit, --max-outputs)" in err

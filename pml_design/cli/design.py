@@ -288,6 +288,13 @@ def run(args: argparse.Namespace) -> int:
         out["ldp_comparison"] = {"optimal_ldp": cmp.optimal_ldp, "randomized_response": cmp.randomized_response,
                                  "rr_calibrated_to_pml": cmp.rr_pml, "gain_over_ldp": cmp.gain_over_ldp,
                                  "optimal_ldp_relative_gap": cmp.optimal_ldp_gap}
+        worse = cmp.gain_over_ldp > 1 + 1e-9 if res.sense == "min" else cmp.gain_over_ldp < 1 - 1e-9
+        if worse:  # (a review: a capped design lost to the optimal LDP channel, and only "ratio 1" said so)
+            warnings.warn(pml.PMLDesignWarning(
+                f"the PML design ({res.utility_name} {res.utility:.6g}) is worse than the optimal epsilon-LDP "
+                f"mechanism --compare found ({cmp.optimal_ldp:.6g}), which is epsilon-PML for every distribution: give "
+                "the design more time" + (" or more outputs (--time-limit, --max-outputs)"
+                                          if getattr(args, "outputs_cap", None) is not None else " (--time-limit)")))
     written = []
     if outputs is not None:
         written = _write_design_files(outputs, res, labels, delta, m,
