@@ -76,8 +76,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "cohort": ("combined_estimate", "design_from_reports"),
     "deploy": (
-        "MechanismFileError", "MechanismFileWarning", "load_mechanism", "privatize_dataframe", "save_mechanism",
-        "split_file",
+        "MechanismFileError", "MechanismFileWarning", "OutputFileError", "load_mechanism", "privatize_dataframe",
+        "save_mechanism", "split_file",
     ),
     "additive": (
         "binary_decision", "empirical_mutual_information", "gaussian_delta1", "gaussian_mechanism",
@@ -196,6 +196,7 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
     from .deploy import (
         MechanismFileError,
         MechanismFileWarning,
+        OutputFileError,
         load_mechanism,
         privatize_dataframe,
         save_mechanism,

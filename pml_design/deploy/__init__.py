@@ -27,6 +27,7 @@ from .file import (
     save_mechanism,
 )
 from .file import temporary_sibling  # noqa: F401 - importable from here as before the split (not in __all__)
+from .output import OutputFileError
 from .split import split_file
 from .streaming import MISSING_VALUES, TableError, TableSource, column_counts, privatize_table, report_counts
 
@@ -36,6 +37,7 @@ __all__ = [
     "MISSING_VALUES",
     "MechanismFileError",
     "MechanismFileWarning",
+    "OutputFileError",
     "TableError",
     "TableSource",
     "as_mechanism",
