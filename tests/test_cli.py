@@ -360,15 +360,23 @@ def test_privatize_and_estimate_parquet(capsys, deployed, tmp_path):
                             "--json")
     assert code == 0, err
     np.testing.assert_allclose(json.loads(stdout)["estimate"], mech.estimate(mech.privatize(labels, rng=3)))
-    # Parquet in, CSV out (this design's outputs carry the input labels, so its reports can be fed back)
+    # this design's outputs carry the input labels: its reports would read as records, and privatize refuses them
+    # (their mark private.parquet.pml.json); Parquet in, CSV out on the records themselves
     assert set(mech.output_labels) == set(mech.labels)
+    code, _, err = run(capsys, "privatize", str(mech_path), "--parquet", str(pq_out), "--column", "colour", "-o",
+                       str(tmp_path / "twice.csv"))
+    assert code == 2 and "holds reports privatized already" in err and not (tmp_path / "twice.csv").exists()
+    import pyarrow.csv as pacsv
+
+    raw_pq = tmp_path / "records.parquet"
+    pq.write_table(pacsv.read_csv(path), raw_pq)
     back = tmp_path / "again.csv"
-    assert run(capsys, "privatize", str(mech_path), "--parquet", str(pq_out), "--column", "colour", "--seed", "4",
+    assert run(capsys, "privatize", str(mech_path), "--parquet", str(raw_pq), "--column", "colour", "--seed", "4",
                "-o", str(back))[0] == 0
     with back.open() as fh:
         rows = list(csv.reader(fh))
     assert rows[0] == ["id", "colour"] and [r[1] for r in rows[1:]] == [
-        str(v) for v in mech.privatize(table.column("colour").to_numpy(zero_copy_only=False), rng=4)]
+        str(v) for v in mech.privatize(labels, rng=4)]
 
 
 def test_estimate_warns_for_a_merging_design(capsys, tmp_path):
@@ -418,7 +426,10 @@ BAD_DEPLOY = [
      "argument MECHANISM: mechanism file"),
     (["privatize", "F", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
      "not valid JSON"),
-    (["estimate", "MECH", "--csv", "F", "--column", "colour"], {"F": "id,colour\n1,y9\n"}, "does not know"),
+    # (this mechanism's outputs carry the category names: a file without privatize's mark is refused first)
+    (["estimate", "MECH", "--csv", "F", "--column", "colour"], {"F": "id,colour\n1,y9\n"}, "has no mark"),
+    (["estimate", "MECH", "--csv", "F", "--column", "colour", "--unverified-reports"], {"F": "id,colour\n1,y9\n"},
+     "does not know"),
     (["estimate", "MECH", "--csv", "F", "--column", "colour", "--ci", "95"], {"F": "id,colour\n1,red\n"},
      "argument --ci"),
     (["estimate", "MECH", "--parquet", "F", "--column", "colour"], {"F": "id,colour\n1,red\n"},
@@ -852,3 +863,38 @@ def test_a_file_that_appears_while_the_design_runs_is_not_replaced(capsys, count
                        str(prefix))
     assert code == 2 and f"{prefix}.json exists; refusing to replace it" in err and "--force" in err
     assert (tmp_path / "mech.json").read_text() == "someone else's file\n" and not (tmp_path / "mech.csv").exists()
+
+
+def test_estimate_refuses_raw_records_for_a_mechanism_named_like_its_inputs(capsys, tmp_path):
+    """A new user gave estimate the raw file instead of the reports: the design (ε = 3, 4 categories) is square and
+    one-to-one, its outputs carry the category names, so the raw records read as reports and their exact counts were
+    printed (report_counts) as 'privatized reports'. privatize now leaves a mark beside its output, estimate requires
+    it for such a mechanism, and privatize refuses a file that carries one."""
+    rng = np.random.default_rng(0)
+    cats = np.array(["desktop", "laptop", "phone", "tablet"])
+    design = tmp_path / "design.csv"
+    design.write_text("device\n" + "\n".join(cats[rng.choice(4, 4000, p=[0.1, 0.35, 0.4, 0.15])]) + "\n")
+    release = tmp_path / "release.csv"
+    release.write_text("device\n" + "\n".join(cats[rng.choice(4, 3000, p=[0.1, 0.35, 0.4, 0.15])]) + "\n")
+    assert run(capsys, "design", "--csv", str(design), "--column", "device", "--epsilon", "3", "--delta", "1e-3",
+               "-o", str(tmp_path / "dev"))[0] == 0
+    mech = pd.load_mechanism(tmp_path / "dev.json")
+    assert set(mech.output_labels) == set(mech.labels)  # (the case: outputs named after the inputs)
+    code, out, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(release), "--column", "device",
+                         "--json")
+    assert code == 2 and out == "" and "has no mark release.csv.pml.json" in err and len(err.splitlines()) == 1
+    rep = tmp_path / "rep.csv"
+    assert run(capsys, "privatize", str(tmp_path / "dev.json"), "--csv", str(release), "--column", "device",
+               "-o", str(rep))[0] == 0
+    assert (tmp_path / "rep.csv.pml.json").is_file()
+    code, out, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device")
+    assert code == 0, err
+    code, _, err = run(capsys, "privatize", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device",
+                       "-o", str(tmp_path / "twice.csv"))
+    assert code == 2 and "holds reports privatized already" in err
+    rep.write_text(rep.read_text() + "phone\n")  # changed since: refused
+    code, _, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device")
+    assert code == 2 and "changed since privatize wrote it" in err
+    code, _, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device",
+                       "--unverified-reports")
+    assert code == 0, err

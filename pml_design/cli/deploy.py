@@ -41,7 +41,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--output", "-o", metavar="OUT", required=True, help="output file (.parquet: Parquet, else CSV); "
                    "never an input, never a directory")
     p.add_argument("--force", action="store_true",
-                   help="replace OUT (with --oracle: and its provenance file OUT.ldp.json) if they exist")
+                   help="replace OUT and its mark OUT.pml.json (with --oracle: its provenance file OUT.ldp.json) if "
+                   "they exist")
     p.add_argument("--allow-design-data", action="store_true", help="privatize even the records the mechanism was "
                    "designed on (refused by default: the mechanism file publishes their counts); the output says so")
     p.add_argument("--json", action="store_true", help="print a summary as JSON")
@@ -57,6 +58,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--method", choices=("ibu", "inversion"), default="ibu",
                    help="maximum likelihood (iterative Bayesian update) or projected inversion")
     p.add_argument("--json", action="store_true", help="print categories, estimate, ci_low, ci_high, n as JSON")
+    p.add_argument("--unverified-reports", action="store_true",
+                   help="for a mechanism whose outputs carry the category names: read a file without the mark "
+                   "FILE.pml.json that privatize writes (reports privatized by other means); nothing then tells raw "
+                   "records, whose exact counts would be printed, from reports")
     add_first_cohort_arguments(p)
     p.set_defaults(func=run_estimate)
 
@@ -126,9 +131,13 @@ def run_privatize(args: argparse.Namespace) -> int:
 
     mech, source = _data_source(args, protected=True)
     guard = _DesignDataGuard(args, mech, source)
+    _check_marks(args, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
                            progress=_show_progress(args), overwrite=args.force, check_column=guard.check_column)
+    from ..deploy.report_marks import write_mark  # noqa: PLC0415
+
+    write_mark(args.output, mech, args.column, rows)  # (estimate requires it for a noisy-copy mechanism)
     design_data = guard.matched
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
@@ -137,6 +146,20 @@ def run_privatize(args: argparse.Namespace) -> int:
                "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data, mech.metadata.get("prior_source"))}
     privatized_summary(args, summary, args.mechanism)
     return 0
+
+
+def _check_marks(args: argparse.Namespace, source: Any) -> None:
+    """Refuse an input that ``privatize`` wrote (its mark ``IN.pml.json``) and an existing mark of OUT without
+    ``--force`` (docs/cli.md, "Reports carry a mark")."""
+    from ..deploy.output import check_output_path  # noqa: PLC0415
+    from ..deploy.report_marks import mark_path  # noqa: PLC0415
+
+    opt = "--csv" if args.csv is not None else "--parquet"
+    if mark_path(source.path).is_file():
+        raise CliError(f"argument {opt}: {source.path} holds reports privatized already ({mark_path(source.path).name} "
+                       "says so); privatize the original records")
+    check_output_path(mark_path(args.output), inputs=[(source.path, opt)], overwrite=args.force,
+                      option="argument --output", force_hint="--force")
 
 
 def _design_data_caveat(args: argparse.Namespace, matched: bool, prior_source: object = None) -> str | None:
@@ -198,6 +221,23 @@ class _DesignDataGuard:
                          "does not cover them\n")
 
 
+def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:
+    """For a mechanism whose outputs carry the category names, the file must be one ``privatize`` wrote with it (its
+    mark, unchanged), unless ``--unverified-reports``: raw records read as such reports, and their exact counts were
+    printed (a new user's mistake, 2026-11-27)."""
+    from ..deploy.report_marks import is_noisy_copy, mark_problem  # noqa: PLC0415
+
+    if args.unverified_reports or not is_noisy_copy(mech):
+        return
+    problem = mark_problem(source.path, mech)
+    if problem is not None:
+        opt = "--csv" if args.csv is not None else "--parquet"
+        raise CliError(f"argument {opt}: {source.path} {problem}; the outputs of {args.mechanism} carry the category "
+                       "names, so a file of raw records would read as reports and its exact counts be printed: give "
+                       "the file privatize wrote, or pass --unverified-reports if it holds reports privatized with this "
+                       "mechanism by other means")
+
+
 def run_estimate(args: argparse.Namespace) -> int:
     """Run ``pml-design estimate``; returns the exit status."""
     if args.first_cohort is not None:  # both cohorts' reports, one estimate (cli/first_cohort.py)
@@ -207,6 +247,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     from ..deploy.streaming import report_counts  # noqa: PLC0415
 
     mech, source = _data_source(args)
+    _check_reports_mark(args, mech, source)
     t0 = time.perf_counter()
     counts = report_counts(source, args.column, mech, progress=_show_progress(args))
     with warnings.catch_warnings(record=True) as caught:
