@@ -161,12 +161,13 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
     from ..deploy.reports import report_support_counts  # noqa: PLC0415
     from ..deploy.streaming import TableError  # noqa: PLC0415
     from ..deploy.streaming import report_counts  # noqa: PLC0415
-    from .deploy import _data_source, _show_progress  # noqa: PLC0415
+    from .deploy import _check_reports_mark, _data_source, _show_progress  # noqa: PLC0415
 
     if args.method != "ibu":
         raise CliError("argument --method: only ibu (maximum likelihood) with --first-cohort: inversion does not "
                        "combine the two cohorts' reports")
     mech, source = _data_source(args)
+    _check_reports_mark(args, mech, source)  # (the second cohort's file: privatize's mark, as for estimate alone)
     oracle, first_source, first_column, doc, option = _first_cohort(args, mech)
     t0 = time.perf_counter()
     recorder = _RecordingOracle(oracle)
