@@ -76,8 +76,9 @@ def counts_distribution(counts: object, *, allow_zero: bool = False) -> np.ndarr
         raise ValueError("counts must contain at least one sample (all counts are zero)")
     if not allow_zero and np.any(c == 0):
         zeros = np.flatnonzero(c == 0).tolist()
+        shown = f"{zeros}" if len(zeros) <= 10 else f"{zeros[:10]} ... ({len(zeros)} in all)"
         raise ValueError(
-            f"symbols {zeros} never occur, so the estimate lacks full support (PML needs P_X > 0); "
+            f"symbols {shown} never occur, so the estimate lacks full support (PML needs P_X > 0); "
             "pass allow_zero=True to keep the zeros (an L1Ball of radius > 0 still covers full-support "
             "distributions), or collect more samples"
         )

@@ -898,3 +898,17 @@ def test_estimate_refuses_raw_records_for_a_mechanism_named_like_its_inputs(caps
     code, _, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device",
                        "--unverified-reports")
     assert code == 0, err
+
+
+def test_categories_that_never_occur_are_named_by_label_and_flag(capsys, tmp_path):
+    """A new user: 389 of 2 000 categories absent from the public sample gave 'pml-design: error: symbols [284, 359,
+    ...]', a 3 kB line of positions with no flag. The categories are named (ten at most) with the flag that gave them."""
+    data = tmp_path / "d.csv"
+    data.write_text("v\n" + "a\nb\n" * 20)
+    cats = tmp_path / "cats.txt"
+    cats.write_text("a\nb\n" + "".join(f"z{i}\n" for i in range(30)))
+    code, out, err = run(capsys, "design", "--csv", str(data), "--column", "v", "--epsilon", "1", "--delta", "1e-3",
+                         "--categories-file", str(cats))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert ("argument --categories-file: the categories ['z0', 'z1', 'z2', 'z3', 'z4', 'z5', 'z6', 'z7', 'z8', 'z9'] "
+            "... (30 in all) never occur") in err and "--allow-zero" in err

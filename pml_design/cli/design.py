@@ -392,6 +392,14 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
     m = int(counts.sum())
     if m == 0 and args.dp_epsilon is None:  # (with --dp-epsilon not refused: that would tell that there is no record;
         raise CliError("argument --counts: all counts are zero")  # the DP release decides, docs/design.md §11.1)
+    if args.dp_epsilon is None and not args.allow_zero and (counts == 0).any():  # (public design data: named)
+        zeros = [labels[i] for i in (counts == 0).nonzero()[0]]
+        option = (categories_option(args) if cats is not None else "--csv" if args.csv is not None
+                  else "--parquet" if args.parquet is not None else "--counts")
+        shown = f"{zeros}" if len(zeros) <= 10 else f"{zeros[:10]} ... ({len(zeros)} in all)"
+        raise CliError(f"argument {option}: the categories {shown} never occur in the design data, so the estimate "
+                       "lacks full support (PML needs P_X > 0); pass --allow-zero to keep them (the ball of radius > 0 still covers "
+                       "full-support distributions), or collect more samples")
     design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
     with _share_named(design_limit, args.time_limit, 2 if args.compare else 1):  # warnings name the design's share
         if args.delta is not None:
