@@ -115,7 +115,8 @@ def parse_categories(spec: str) -> list[str]:
     if padded:
         raise CliError(f"argument --categories: {padded[0]!r} has surrounding whitespace; category names are exact "
                        "text, as labels everywhere (nothing is stripped): write them without spaces around the "
-                       f"commas, e.g. {','.join(c.strip() for c in cats)!r}")
+                       f"commas, e.g. {','.join(c.strip() for c in cats)!r}, or, if a name holds a comma (as "
+                       "'Korea, Republic of'), give one name per line in --categories-file FILE")
     if any(not c for c in cats):
         raise CliError(f"argument --categories: an empty name in {spec!r} (two commas in a row, or one at an end); "
                        "a category holding a comma is given with --categories-file")
