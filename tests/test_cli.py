@@ -912,3 +912,11 @@ def test_categories_that_never_occur_are_named_by_label_and_flag(capsys, tmp_pat
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert ("argument --categories-file: the categories ['z0', 'z1', 'z2', 'z3', 'z4', 'z5', 'z6', 'z7', 'z8', 'z9'] "
             "... (30 in all) never occur") in err and "--allow-zero" in err
+
+
+def test_design_says_where_its_categories_come_from(capsys, csv_file):
+    """A new user at N = 2 000: categories absent from the public sample were left out silently and surfaced only
+    when privatize refused the private file. The output says that the categories are the design data's values."""
+    code, out, _ = run(capsys, "design", "--csv", str(csv_file[0]), "--column", "colour", "--epsilon", "1", "--radius",
+                       "0.1")
+    assert code == 0 and "note: the categories are the" in out and "--categories-file" in out

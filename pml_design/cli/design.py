@@ -314,6 +314,9 @@ def run(args: argparse.Namespace) -> int:
     how = ("widened for the DP noise, docs/design.md section 11" if args.dp_epsilon is not None else "for the LDP "
            "reports, docs/design.md section 11.2" if args.reports is not None else "core paper eq. (7)")
     print(f"l1 radius {radius:.4g}" + (f" (delta={delta:g}, {how})" if delta is not None else ""))
+    if args.reports is None and args.counts is None and args.categories is None and args.categories_file is None:
+        print(f"note: the categories are the {n} values of the design data; records with any other value cannot be "
+              "privatized with this mechanism (give the full list with --categories or --categories-file)")
     if res.sense == "min":
         bound = f"lower bound {res.lower_bound:.6g}" if np.isfinite(res.lower_bound) else "no lower bound"
         print(f"designed {res.matrix.shape[0]}x{res.matrix.shape[1]} mechanism: {res.utility_name} error per report = "
