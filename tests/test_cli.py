@@ -885,8 +885,9 @@ def test_estimate_refuses_raw_records_for_a_mechanism_named_like_its_inputs(caps
                          "--json")
     assert code == 2 and out == "" and "has no mark release.csv.pml.json" in err and len(err.splitlines()) == 1
     rep = tmp_path / "rep.csv"
-    assert run(capsys, "privatize", str(tmp_path / "dev.json"), "--csv", str(release), "--column", "device",
-               "-o", str(rep))[0] == 0
+    code, out, _ = run(capsys, "privatize", str(tmp_path / "dev.json"), "--csv", str(release), "--column", "device",
+                       "-o", str(rep))
+    assert code == 0 and "wrote " + str(rep) + " and its mark rep.csv.pml.json" in out
     assert (tmp_path / "rep.csv.pml.json").is_file()
     code, out, err = run(capsys, "estimate", str(tmp_path / "dev.json"), "--csv", str(rep), "--column", "device")
     assert code == 0, err

@@ -137,11 +137,11 @@ def run_privatize(args: argparse.Namespace) -> int:
                            progress=_show_progress(args), overwrite=args.force, check_column=guard.check_column)
     from ..deploy.report_marks import write_mark  # noqa: PLC0415
 
-    write_mark(args.output, mech, args.column, rows)  # (estimate requires it for a noisy-copy mechanism)
+    mark = write_mark(args.output, mech, args.column, rows)  # (estimate requires it for a noisy-copy mechanism)
     design_data = guard.matched
     elapsed = time.perf_counter() - t0
-    summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
-               "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
+    summary = {"input": str(source.path), "output": args.output, "mark": str(mark), "column": args.column,
+               "rows": rows, "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
                "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data, mech.metadata.get("prior_source"))}
     privatized_summary(args, summary, args.mechanism)
