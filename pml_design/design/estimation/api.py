@@ -25,6 +25,7 @@ from ..utilities import FrequencyEstimation
 from .affordable import check_affordable
 from .cap_bound import box_coordinate_bound, box_log_det_bound, cap_affordable
 from .incumbent import CertifiedIncumbent as _Incumbent
+from .incumbent import without_noise
 from .mixture import mixture_stage as _mixture_stage
 from .rounds import BOUND_SECONDS, BOUND_SHARE, MASTER_COLUMNS, cap_stage, column_generation
 from .seeds import first_seed, offer_larger_seed
@@ -94,8 +95,8 @@ def design_frequency_estimation(
         (the compact LDP channel's budget, up to :data:`LDP_OUTPUTS_CAP`, plus the columns generated). Every stage
         honours it (:func:`output_budgets`): the compact channel gets a smaller budget, leaving room for the columns
         the later stages add, the mixture keeps its heaviest channels that fit, and a candidate with more outputs is
-        never kept. A mechanism file takes ~22 bytes per entry (N × outputs): the CLI caps the outputs so that the
-        files fit ``--time-limit``. ``info["max_outputs"]`` and ``info["seed_budget"]`` say what was used.
+        never kept. A mechanism file and its CSV take ~40 bytes per entry (N × outputs): the CLI caps the outputs so
+        that the files fit ``--time-limit``. ``info["max_outputs"]`` and ``info["seed_budget"]`` say what was used.
 
     Returns
     -------
@@ -234,10 +235,7 @@ def _offer_cleaned(best: _Incumbent) -> None:
     """Offer the incumbent without its interior-point noise: entries ≤ 1e-6 × their column's maximum and "ghost"
     outputs (reached with probability ~1e-8) become exact zeros (:func:`~pml_design.design.linear.lp.clean_tiny`); it is
     certified again and kept when its error is within 1e-6 (relative) on fewer outputs, as the output reduction is."""
-    from ..linear.lp import clean_tiny  # noqa: PLC0415
-
-    W = clean_tiny(best.cert.matrix, rtol=1e-6)
-    W = W[:, W.sum(axis=0) > 0]
+    W = without_noise(best.cert.matrix)
     if W.shape[1] < best.cert.matrix.shape[1] and np.all(W.sum(axis=1) > 0):
         best.offer(W, best.source + " (cleaned)", rtol=1e-6)
 

@@ -17,7 +17,28 @@ from ...uncertainty import UncertaintySet
 from ..certify import certify
 from ..utilities import FrequencyEstimation
 
-__all__ = ["CertifiedIncumbent"]
+__all__ = ["CertifiedIncumbent", "without_noise"]
+
+
+def without_noise(W: np.ndarray) -> np.ndarray:
+    """``W`` without its interior-point noise: entries ≤ 1e-6 × their column's maximum and "ghost" outputs (reached
+    with probability ~1e-8) as exact zeros (:func:`~pml_design.design.linear.lp.clean_tiny`), empty columns dropped
+    (rows not renormalised). Implements: the clean-up of docs/design.md §7 (the result, and an output cap).
+
+    Parameters
+    ----------
+    W : numpy.ndarray, shape (N, M)
+        A mechanism (not modified).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, M')
+        The cleaned matrix on its non-empty columns.
+    """
+    from ..linear.lp import clean_tiny  # noqa: PLC0415
+
+    W = clean_tiny(W, rtol=1e-6)
+    return W[:, W.sum(axis=0) > 0]
 
 
 class CertifiedIncumbent:
@@ -73,10 +94,7 @@ class CertifiedIncumbent:
         W = np.maximum(W, 0.0)
         W = W / W.sum(axis=1, keepdims=True)
         if self.max_outputs is not None and np.count_nonzero(W.sum(axis=0)) > self.max_outputs:
-            from ..linear.lp import clean_tiny  # noqa: PLC0415
-
-            W = clean_tiny(W, rtol=1e-6)
-            W = W[:, W.sum(axis=0) > 0]
+            W = without_noise(W)
             if W.shape[1] > self.max_outputs or not np.all(W.sum(axis=1) > 0):
                 self.over_cap += 1
                 self.last = math.inf

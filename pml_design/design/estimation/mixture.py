@@ -405,9 +405,7 @@ def fit_outputs(pc: PartitionChannels, weights: np.ndarray, seed_weight: float, 
             room -= sizes[c]
         else:
             drop.append(c)
-    if seed_weight <= 0 and len(drop) == order.size and order.size:  # (cannot happen: a channel has ≤ N ≤ cap)
-        drop = drop[1:]
-    w[drop] = 0.0
+    w[drop] = 0.0  # (the heaviest channel always fits beside no seed: it has at most N ≤ max_outputs columns)
     return w, float(seed_weight)
 
 
