@@ -356,6 +356,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # input: counts files and streamed CSV / Parquet columns
 # ---------------------------------------------------------------------------------------------------------
+def table_option(args: argparse.Namespace) -> str:
+    """The option that named the table: ``--csv`` or ``--parquet`` (to name it in errors)."""
+    return "--csv" if args.csv is not None else "--parquet"
+
+
 def table_source(path: str, option: str, delimiter: str | None = None, parquet: bool | None = None,
                  protected: bool = False) -> Any:
     """A streamed CSV/Parquet source (:class:`pml_design.deploy.TableSource`); pyarrow imported lazily."""

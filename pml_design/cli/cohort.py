@@ -22,6 +22,7 @@ from ._common import (
     positive_float,
     positive_int,
     privatized_summary,
+    table_option,
     table_source,
 )
 
@@ -100,7 +101,7 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
 
     from ..deploy.reports import privatize_reports  # noqa: PLC0415
 
-    option = "--csv" if args.csv is not None else "--parquet"
+    option = table_option(args)
     if args.parquet is not None and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     source = table_source(args.csv if args.csv is not None else args.parquet, option, args.delimiter,

@@ -19,6 +19,7 @@ from ._common import (
     print_json,
     privatized_summary,
     table,
+    table_option,
     table_source,
 )
 from .cohort import add_oracle_arguments, run_privatize_oracle
@@ -101,7 +102,7 @@ def _data_source(args: argparse.Namespace, protected: bool = False) -> tuple[Any
         raise CliError(f"argument MECHANISM: {exc}") from None
     for w in caught:  # e.g. a mechanism file of an older format: one line each
         sys.stderr.write(f"{PROG}: warning: {str(w.message).splitlines()[0]}\n")
-    option = "--csv" if args.csv is not None else "--parquet"
+    option = table_option(args)
     if args.parquet is not None and args.delimiter is not None:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     path = args.csv if args.csv is not None else args.parquet
@@ -154,7 +155,7 @@ def _check_marks(args: argparse.Namespace, source: Any) -> None:
     from ..deploy.output import check_output_path  # noqa: PLC0415
     from ..deploy.report_marks import mark_path  # noqa: PLC0415
 
-    opt = "--csv" if args.csv is not None else "--parquet"
+    opt = table_option(args)
     if mark_path(source.path).is_file():
         raise CliError(f"argument {opt}: {source.path} holds reports privatized already ({mark_path(source.path).name} "
                        "says so); privatize the original records")
@@ -212,7 +213,7 @@ class _DesignDataGuard:
 
         args = self.args
         if not args.allow_design_data:
-            option = "--csv" if args.csv is not None else "--parquet"
+            option = table_option(args)
             raise CliError(f"argument {option}: {self.source.path} holds the records {args.mechanism} was designed "
                            f"on: {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
         self.matched = True
@@ -231,7 +232,7 @@ def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> Non
         return
     problem = mark_problem(source.path, mech)
     if problem is not None:
-        opt = "--csv" if args.csv is not None else "--parquet"
+        opt = table_option(args)
         raise CliError(f"argument {opt}: {source.path} {problem}; the outputs of {args.mechanism} carry the category "
                        "names, so a file of raw records would read as reports and its exact counts be printed: give "
                        "the file privatize wrote, or pass --unverified-reports if it holds reports privatized with this "

@@ -31,6 +31,7 @@ from ._common import (
     positive_float,
     print_json,
     read_counts,
+    table_option,
     table_source,
 )
 from .cohort import add_oracle_arguments
@@ -374,7 +375,7 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
         raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
                        "noise), not --radius")
     if args.csv is not None or args.parquet is not None:
-        option = "--csv" if args.csv is not None else "--parquet"
+        option = table_option(args)
         if args.column is None:
             raise CliError(f"argument --column: required with {option}")
         path = args.csv if args.csv is not None else args.parquet
@@ -397,12 +398,11 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
         raise CliError("argument --counts: all counts are zero")  # the DP release decides, docs/design.md §11.1)
     if args.dp_epsilon is None and not args.allow_zero and (counts == 0).any():  # (public design data: named)
         zeros = [labels[i] for i in (counts == 0).nonzero()[0]]
-        option = (categories_option(args) if cats is not None else "--csv" if args.csv is not None
-                  else "--parquet" if args.parquet is not None else "--counts")
-        shown = f"{zeros}" if len(zeros) <= 10 else f"{zeros[:10]} ... ({len(zeros)} in all)"
-        raise CliError(f"argument {option}: the categories {shown} never occur in the design data, so the estimate "
-                       "lacks full support (PML needs P_X > 0); pass --allow-zero to keep them (the ball of radius > 0 still covers "
-                       "full-support distributions), or collect more samples")
+        option = categories_option(args) if cats is not None else "--counts" if args.counts else table_option(args)
+        shown = f"{zeros}" if len(zeros) <= 10 else f"{zeros[:10]} ... ({len(zeros)} in all)"  # (as the library's)
+        raise CliError(f"argument {option}: the categories {shown} never occur in the design data, so the "
+                       "estimate lacks full support (PML needs P_X > 0); pass --allow-zero to keep them (the ball of "
+                       "radius > 0 still covers full-support distributions), or collect more samples")
     design_limit, kept_back = _time_budget(args, n, started, outputs is not None)
     with _share_named(design_limit, args.time_limit, 2 if args.compare else 1):  # warnings name the design's share
         if args.delta is not None:
@@ -514,7 +514,7 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
     # before the design, then a save with overwrite=True, replaced it)
     for path in (jpath, cpath):
         check_output_path(path, overwrite=force, option="argument --output", force_hint="--force")
-    replaced = is_mechanism_file(jpath) if jpath.is_file() else False
+    replaced = jpath.is_file() and is_mechanism_file(jpath)  # (not opened unless a regular file: a FIFO blocks)
     save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
                    _matrix_text=lines)
     _write_atomically(cpath, buf.getvalue())

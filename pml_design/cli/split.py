@@ -45,9 +45,9 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``pml-design split``; returns the exit status."""
     from ..deploy.split import split_file  # noqa: PLC0415
-    from ._common import table_source  # noqa: PLC0415
+    from ._common import table_option, table_source  # noqa: PLC0415
 
-    option = "--csv" if args.csv is not None else "--parquet"
+    option = table_option(args)
     source = table_source(args.csv if args.csv is not None else args.parquet, option, args.delimiter,
                           args.parquet is not None)
     design_out, rest_out = args.output
