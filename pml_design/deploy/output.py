@@ -175,6 +175,8 @@ def check_output_path(
 def _what_exists(path: pathlib.Path) -> str:
     """``exists``, naming what the existing file is when it is one of ours: a mechanism file is the only key to
     decoding the reports privatized with it (a review: ``design -o`` and ``save_mechanism`` replaced one silently)."""
-    if path.is_file() and is_mechanism_file(path):
+    if not path.is_file():  # (a dangling symlink: nothing to read)
+        return "exists"
+    if is_mechanism_file(path):
         return "exists and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
-    return "exists and is the matrix CSV of a mechanism file" if path.is_file() and is_matrix_csv(path) else "exists"
+    return "exists and is the matrix CSV of a mechanism file" if is_matrix_csv(path) else "exists"
