@@ -438,7 +438,10 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     def information(pi: np.ndarray) -> np.ndarray:  # expected over all C(N, k) sets, else observed
         expected = grr_fisher_information(oracle.n, oracle.epsilon, pi) if is_grr else \
             subset_fisher_information(oracle.n, int(oracle.k), oracle.epsilon, pi)
-        return n1 * expected if expected is not None else (cols * (c / (pi @ cols) ** 2)) @ cols.T
+        if expected is not None:
+            return n1 * expected
+        X = cols * (np.sqrt(c) / (pi @ cols))  # observed: XXᵀ, one symmetric rank-k update (as fisher_information)
+        return X @ X.T
 
     return cols, c, information
 
