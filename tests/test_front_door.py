@@ -395,6 +395,18 @@ def test_exact_method_limit_speaks_cli(capsys, tmp_path):
     assert "method=" not in err and "--method scalable" in err
 
 
+@pytest.mark.parametrize("utility", [[], ["--utility", "frequency_estimation"]], ids=["default", "named"])
+def test_exact_method_on_frequency_estimation_names_method(capsys, tmp_path, utility):
+    """--method exact does not apply to frequency estimation (the default utility): the flag to change is --method
+    (a review found the message naming --utility), checked before any data are read (here a file that does not exist;
+    with --dp-epsilon that is before the noisy release)."""
+    code, _, err = run(capsys, "design", "--counts", tmp_path / "absent.txt", "--epsilon", "1", "--radius", "0.5",
+                       "--method", "exact", *utility)
+    one_line_error(code, err, "argument --method: exact (exhaustive ray enumeration) does not apply to --utility "
+                              "frequency_estimation")
+    assert "use --method auto" in err and "method=" not in err
+
+
 def test_design_defaults_to_frequency_estimation(capsys):
     code, out, _ = run(capsys, "design", "--help")
     assert code == 0 and "default: frequency_estimation" in " ".join(out.split())

@@ -226,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("argument --delimiter: not allowed with --parquet (a CSV option)")
     if args.unverified_reports and args.reports is None:
         raise CliError("argument --unverified-reports: only with --reports")
+    if args.method == "exact" and args.utility == "frequency_estimation":  # (the library's message named --utility)
+        raise CliError("argument --method: exact (exhaustive ray enumeration) does not apply to --utility "
+                       "frequency_estimation (the default), which is designed by column generation: use --method auto "
+                       "(or scalable), or --method exact with another --utility")
     if args.max_outputs is not None:  # checked before the data are read (the bound N with them, in _time_budget)
         if args.utility != "frequency_estimation":
             raise CliError(f"argument --max-outputs: only with --utility frequency_estimation (got --utility "
