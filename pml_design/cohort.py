@@ -12,18 +12,37 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._validation import check_positive_int, check_positive_real, check_real, fmt
 from .estimation import prior_radius
+from .mechanisms.fit import ReportFit
+from .mechanisms.mechanism import FrequencyEstimate
 from .pipeline import EstimatedDesign, _check_target, _design_over_ball
 
-if TYPE_CHECKING:
-    from .mechanisms.mechanism import FrequencyEstimate
+__all__ = ["CombinedEstimate", "combined_estimate", "design_from_report_counts", "design_from_reports"]
 
-__all__ = ["combined_estimate", "design_from_report_counts", "design_from_reports"]
+
+@dataclasses.dataclass(frozen=True)
+class CombinedEstimate(FrequencyEstimate):
+    """:func:`combined_estimate`'s result: a :class:`FrequencyEstimate` with the fit tests behind its warnings.
+
+    Attributes
+    ----------
+    fit : ReportFit or None
+        The likelihood-ratio test of one distribution for both cohorts (``check_fit``): ``statistic`` G, ``df``
+        N − 1, ``p_value`` (it warns below ``FIT_LEVEL``) and ``cells``, the distinct reports of both cohorts in the
+        likelihood. None where it was not run: ``check_fit=False``, a cohort empty, a mechanism that does not identify
+        every frequency.
+    second_fit : ReportFit or None
+        The second cohort's reports against the mechanism at their own maximum-likelihood estimate
+        (:func:`~pml_design.mechanisms.fit.report_fit`, the test of :meth:`Mechanism.estimate`, which warns too);
+        None where ``fit`` is.
+    """
+
+    fit: ReportFit | None = None
+    second_fit: ReportFit | None = None
 
 
 def _oracle_params(oracle: object, n_reports: int) -> dict:
@@ -204,7 +223,7 @@ def combined_estimate(
     check_fit: bool = True,
     max_iter: int = 10_000,
     tol: float = 1e-10,
-) -> FrequencyEstimate:
+) -> CombinedEstimate:
     """The maximum-likelihood estimate of P from a first cohort's ε₁-LDP reports and the other users' PML reports.
 
     Implements: docs/design.md §11.2, "Both cohorts, one estimate". The two groups answer independently, so the
@@ -269,10 +288,11 @@ def combined_estimate(
 
     Returns
     -------
-    FrequencyEstimate
-        ``estimate``, ``ci_low``, ``ci_high``, ``covariance``, ``level``, ``n = n₁ + n₂``, ``method =
-        "combined-mle"`` (always, whichever cohort is empty) and ``categories`` (the mechanism's labels, else
-        ``categories``). With an empty first cohort it is :meth:`Mechanism.estimate`'s maximum-likelihood estimate
+    CombinedEstimate
+        A :class:`FrequencyEstimate`: ``estimate``, ``ci_low``, ``ci_high``, ``covariance``, ``level``, ``n = n₁ +
+        n₂``, ``method = "combined-mle"`` (always, whichever cohort is empty) and ``categories`` (the mechanism's
+        labels, else ``categories``); and ``fit``, ``second_fit``, the tests of ``check_fit`` (None where they were
+        not run). With an empty first cohort it is :meth:`Mechanism.estimate`'s maximum-likelihood estimate
         (the same point, the same covariance and intervals; for a non-identifiable mechanism its starting point and
         warning); with an empty second cohort the MLE from the oracle's reports alone.
 
@@ -320,16 +340,23 @@ def combined_estimate(
         raise ValueError("first_reports/first_counts and second_reports/second_counts: both cohorts are empty")
     if n1 == 0 and not mechanism.identifiable:  # the MLE is not unique: Mechanism.estimate's start and warning
         est = mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
-        return dataclasses.replace(est, method="combined-mle", categories=labels)
+        return _combined(est, method="combined-mle", categories=labels)
     used2 = c2 > 0
     stacked = np.hstack([cols1 * (n1 / n), W2[:, used2] * (n2 / n)])
     pi = _maximise(stacked, np.concatenate([c1, c2[used2]]) / n, max_iter, tol)
+    fits = (None, None)
     if check_fit and n1 and n2 and mechanism.identifiable:
-        _check_one_distribution(cols1, c1, mechanism, c2, pi, max_iter, tol)
+        fits = _check_one_distribution(cols1, c1, mechanism, c2, pi, max_iter, tol)
     fisher = info1(pi) + (n2 * fisher_information(W2, pi) if n2 else 0.0)
     blind = None if n1 else ~mechanism._identifiable_components()
-    return wald_estimate(pi, simplex_covariance(fisher), level, n=n, method="combined-mle", categories=labels,
-                         blind=blind)
+    return _combined(wald_estimate(pi, simplex_covariance(fisher), level, n=n, method="combined-mle",
+                                   categories=labels, blind=blind), fit=fits[0], second_fit=fits[1])
+
+
+def _combined(est: FrequencyEstimate, **changes: object) -> CombinedEstimate:
+    """``est`` as a :class:`CombinedEstimate`, with ``changes`` (fields of either) applied."""
+    fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(est)}
+    return CombinedEstimate(**{**fields, **changes})  # type: ignore[arg-type]
 
 
 def _maximise(columns: np.ndarray, freq: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
@@ -346,18 +373,20 @@ def _maximise(columns: np.ndarray, freq: np.ndarray, max_iter: int, tol: float) 
 
 
 def _check_one_distribution(cols1: np.ndarray, c1: np.ndarray, mechanism: object, c2: np.ndarray, pi: np.ndarray,
-                            max_iter: int, tol: float) -> None:
-    """Warn when the two cohorts' reports do not fit one distribution (``check_fit`` of :func:`combined_estimate`)."""
+                            max_iter: int, tol: float) -> tuple[ReportFit, ReportFit]:
+    """``(fit, second_fit)`` of :class:`CombinedEstimate`; warn when the two cohorts' reports do not fit one
+    distribution (``check_fit`` of :func:`combined_estimate`)."""
     import warnings  # noqa: PLC0415
 
     from scipy.stats import chi2  # noqa: PLC0415
 
-    from .mechanisms.fit import FIT_LEVEL, ReportsFitWarning  # noqa: PLC0415
+    from .mechanisms.fit import FIT_LEVEL, ReportsFitWarning, report_fit  # noqa: PLC0415
 
     used = c2 > 0
     W2 = mechanism.matrix[:, used]
     pi1 = _maximise(cols1, c1 / c1.sum(), max_iter, tol)
     pi2 = mechanism.estimate(c2, counts=True, max_iter=max_iter, tol=tol)  # (warns if they do not fit the mechanism)
+    second = report_fit(mechanism.matrix, c2, pi2, rank=pi.shape[0])  # (its test; the mechanism identifies)
 
     def loglik(p1: np.ndarray, p2: np.ndarray) -> float:
         return float(c1 @ np.log(p1 @ cols1) + c2[used] @ np.log(p2 @ W2))
@@ -370,6 +399,7 @@ def _check_one_distribution(cols1: np.ndarray, c1: np.ndarray, mechanism: object
                       f"{df} degree(s) of freedom, p = {p_value:.2g} < {FIT_LEVEL:g}; they come from different "
                       "populations, or one was privatized by another oracle or mechanism than declared, so the "
                       "combined estimate is not trustworthy", ReportsFitWarning, stacklevel=3)
+    return ReportFit(g, df, p_value, int(cols1.shape[1] + used.sum())), second
 
 
 def _first_cohort(oracle: object, reports: object, counts: object, fisher_information: object) -> tuple:

@@ -149,13 +149,31 @@ def test_cohorts_that_do_not_fit_one_distribution_are_warned_about():
     r2 = mech.privatize(np.array(CATS)[rng.choice(4, 3000, p=P)], rng=rng)
     other = oracle.privatize(rng.choice(4, 3000, p=P[::-1]), rng=rng)  # another population
     with pytest.warns(ReportsFitWarning, match="the two cohorts' reports do not fit one distribution"):
-        combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2)
+        est = combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2)
+    # the test behind the warning is the result's fit (estimate --json's "fit"): G on N - 1 degrees of freedom
+    assert isinstance(est, pml.FrequencyEstimate) and est.fit.p_value < 1e-6 and est.fit.df == 3
+    assert f"G = {est.fit.statistic:.4g} on 3 degree(s)" in str(caught_fit_warning(oracle, mech, other, r2))
+    assert est.fit.cells == 4 + 5  # GRR's 4 reports and the mechanism's 5 outputs, all observed
+    alone = mech.estimate(r2)
+    from pml_design.mechanisms.fit import report_fit
+
+    assert est.second_fit == report_fit(mech.matrix, mech.report_counts(r2), alone, rank=4)
     sharper = pml.grr(4, 3.0).privatize(rng.choice(4, 20_000, p=P), rng=rng)  # made at 3, declared 1 (p ~ 1e-10)
     with pytest.warns(ReportsFitWarning, match="do not fit one distribution"):
         combined_estimate(oracle=oracle, mechanism=mech, first_reports=sharper, second_reports=r2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReportsFitWarning)
-        combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2, check_fit=False)
+        est = combined_estimate(oracle=oracle, mechanism=mech, first_reports=other, second_reports=r2, check_fit=False)
+    assert est.fit is None and est.second_fit is None
+    same = combined_estimate(oracle=oracle, mechanism=mech, first_reports=oracle.privatize(rng.choice(4, 3000, p=P),
+                                                                                          rng=rng), second_reports=r2)
+    assert same.fit.p_value > 1e-3 and same.second_fit.p_value > 1e-3  # one population: both tests pass
+
+
+def caught_fit_warning(oracle, mech, first, second):
+    with pytest.warns(ReportsFitWarning) as record:
+        combined_estimate(oracle=oracle, mechanism=mech, first_reports=first, second_reports=second)
+    return next(w.message for w in record if "one distribution" in str(w.message))
 
 
 # --- the informations add: never worse than either cohort alone -----------------------------------------------------
@@ -302,7 +320,8 @@ def test_cli_round_trip_and_refusals(capsys, tmp_path, flags):
     assert code == 0, err
     res = json.loads(out)
     assert set(res) == {"categories", "estimate", "ci_low", "ci_high", "n", "level", "method", "column", "input",
-                        "mechanism", "identifiable", "report_counts", "n_first", "n_second", "first_cohort", "seconds"}
+                        "mechanism", "identifiable", "report_counts", "n_first", "n_second", "first_cohort", "seconds",
+                        "fit"}
     assert res["n"] == 10_000 and res["n_first"] == 4000 and res["n_second"] == 6000 and res["categories"] == cats
     assert res["method"] == "combined-mle" and res["first_cohort"]["column"] == "country"
     # the same as the library from the two files (the reports parsed here, not by the command)
@@ -314,8 +333,15 @@ def test_cli_round_trip_and_refusals(capsys, tmp_path, flags):
     lib = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=_read(priv))
     np.testing.assert_allclose(res["estimate"], lib.estimate, atol=1e-12)
     np.testing.assert_allclose(res["ci_high"], lib.ci_high, atol=1e-12)
+    # "fit": the test of one distribution for both cohorts (the library's), and the second cohort's own fit test,
+    # which is estimate --json's "fit" without --first-cohort
+    assert res["fit"]["df"] == 2 and res["fit"]["p_value"] > 1e-6 and "second_cohort" in res["fit"]
+    assert res["fit"]["statistic"] == pytest.approx(lib.fit.statistic, rel=1e-6, abs=1e-9)
     code, out, err = _cli(capsys, "estimate", mech_path, "--csv", priv, "--column", "country", "--json")
     alone = json.loads(out)
+    assert res["fit"]["second_cohort"]["df"] == alone["fit"]["df"]
+    assert res["fit"]["second_cohort"]["cells"] == alone["fit"]["cells"]
+    assert res["fit"]["second_cohort"]["statistic"] == pytest.approx(alone["fit"]["statistic"], rel=1e-6, abs=1e-9)
     assert np.sum(np.subtract(res["ci_high"], res["ci_low"])) < np.sum(np.subtract(alone["ci_high"], alone["ci_low"]))
     code, out, err = _cli(capsys, "estimate", mech_path, "--csv", priv, "--column", "country", "--first-cohort", rep)
     assert code == 0 and "combined by maximum likelihood: n1=4000 first-cohort reports" in out, err

@@ -153,6 +153,11 @@ def _warn_other_cohort(mech: Any, oracle: Any, rows: int) -> None:
                          "from one population\n")
 
 
+def _fit_dict(fit: Any) -> dict:
+    """A :class:`~pml_design.mechanisms.fit.ReportFit` as ``estimate --json`` gives its ``fit``."""
+    return {"statistic": fit.statistic, "df": fit.df, "p_value": fit.p_value, "cells": fit.cells}
+
+
 def run_estimate_combined(args: argparse.Namespace) -> int:
     """Run ``pml-design estimate ... --first-cohort REPORTS``; returns the exit status."""
     import warnings  # noqa: PLC0415
@@ -195,6 +200,8 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
                                  "ldp_epsilon": oracle.epsilon, "k": getattr(oracle, "k", None), "n_reports": n1,
                                  "support_counts": support},
                 "seconds": time.perf_counter() - t0})
+    if est.fit is not None:  # the tests behind the warnings: one distribution for both cohorts; the second's fit
+        out["fit"] = {**_fit_dict(est.fit), "second_cohort": _fit_dict(est.second_fit)}
     if args.json:
         print_json(out)
         return 0
