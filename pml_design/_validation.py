@@ -360,7 +360,9 @@ def check_finite_array(value: Any, name: str, *, ndim: int | None = None) -> np.
         array is empty, or a value is not finite.
     """
     raw = value if isinstance(value, np.ndarray) else None
-    if raw is None and isinstance(value, (list, tuple)):
+    try:  # a list of numbers converts in C (a 16 M-entry matrix took 4.4 s as objects); a ragged one keeps objects
+        raw = np.asarray(value) if raw is None and isinstance(value, (list, tuple)) else raw
+    except (TypeError, ValueError):
         raw = np.asarray(value, dtype=object)
     if raw is not None and (raw.dtype.kind in "USa" or (raw.dtype.kind == "O" and any(
             isinstance(v, (str, bytes)) for v in raw.ravel()))):  # '0.5' is text, not a number (numpy would parse it)

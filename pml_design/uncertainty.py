@@ -36,6 +36,7 @@ from ._validation import (
     fmt,
 )
 from .leakage import _leakage_unchecked
+from .posterior import ball_max_posterior
 
 __all__ = [
     "FiniteSet",
@@ -520,8 +521,9 @@ def max_posterior(mechanism: object, uncertainty: object) -> np.ndarray:
     lowering the denominator dominates any other receiver) taken from the other rows in decreasing order of
     ``W(x',y)`` (for a fixed T this minimises the denominator): the greedy knapsack of
     :meth:`L1Ball.min_output_probability` with the receiver forced to x, evaluated for all (x, y) at once from
-    per-column prefix sums. A finite set (or its convex hull: a linear-fractional function attains its maximum
-    at a vertex) takes the largest value over its points; the simplex reaches 1 wherever ``W(x,y) > 0``.
+    per-column prefix sums, or without a sort where a column has at most two positive values
+    (:mod:`pml_design.posterior`). A finite set (or its convex hull: a linear-fractional function attains its
+    maximum at a vertex) takes the largest value over its points; the simplex reaches 1 wherever ``W(x,y) > 0``.
 
     Parameters
     ----------
@@ -547,38 +549,4 @@ def max_posterior(mechanism: object, uncertainty: object) -> np.ndarray:
         return np.clip(post.max(axis=0), 0.0, 1.0)
     if not isinstance(uset, L1Ball):
         raise TypeError(f"max_posterior needs an L1Ball, FiniteSet or Simplex, got {fmt(uset)}")
-    return _ball_max_posterior(W, uset.center, uset.radius)
-
-
-def _ball_max_posterior(W: np.ndarray, p: np.ndarray, radius: float) -> np.ndarray:
-    n, m = W.shape
-    T = np.minimum(radius / 2.0, 1.0 - p)  # mass moved to x, per x
-    order = np.argsort(-W, axis=0, kind="stable")
-    cs = np.take_along_axis(W, order, axis=0)
-    ps = p[order]
-    cum = np.cumsum(ps, axis=0)  # inclusive prefix mass, per column
-    weighted = cs * ps
-    suffix = np.cumsum(weighted[::-1], axis=0)[::-1] - weighted  # Σ_{j > i} c_j p_j (exclusive)
-    pos = np.empty_like(order)
-    np.put_along_axis(pos, order, np.arange(n)[:, None].repeat(m, axis=1), axis=0)
-    before = np.take_along_axis(cum, pos, axis=0) - p[:, None]  # prefix mass strictly before x, (N, M)
-    # kept weighted mass Σ c (p − taken) after the greedy over the full order with budget t (per column)
-    offsets = 2.0 * np.arange(m)  # cum ∈ [0, 1]: one sorted array for all columns
-    flat_cum = (cum + offsets).T.ravel()
-
-    def kept(t: np.ndarray) -> np.ndarray:  # t: (N, M)
-        k = np.searchsorted(flat_cum, (t + offsets).ravel(order="F"), side="left").reshape(m, n).T - n * np.arange(m)
-        k = np.clip(k, 0, n - 1)
-        cols = np.broadcast_to(np.arange(m), (n, m))
-        return cs[k, cols] * np.maximum(cum[k, cols] - t, 0.0) + suffix[k, cols]
-
-    Tx = np.broadcast_to(T[:, None], (n, m))
-    reached = before < Tx
-    # x untouched by the greedy: remove its own term; x reached: the greedy without x = with budget T + p_x
-    denom = np.where(reached, kept(Tx + p[:, None]), kept(Tx) - W * p[:, None])
-    denom = np.maximum(denom, 0.0)
-    denom[T >= 1.0 - p] = 0.0  # every other row can be emptied
-    num = W * (p + T)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        post = np.where((W > 0) & (num + denom > 0), num / (num + denom), 0.0)  # 0: y never occurs in the ball
-    return np.clip(post, 0.0, 1.0)
+    return ball_max_posterior(W, uset.center, uset.radius)
