@@ -318,3 +318,56 @@ def test_a_blank_line_in_a_one_column_file_is_a_missing_cell(capsys, tmp_path):
     code, out, err = _cli(capsys, "design", "--csv", d, "--column", "country", "--epsilon", 1, "--delta", "0.1",
                           "--no-progress", "--json")
     assert code == 0 and __import__("json").loads(out)["m"] == 3, err
+
+
+def test_a_blank_line_in_a_multi_column_file_is_a_record_of_missing_cells(capsys, tmp_path, cli_files):
+    """As in a one-column file (above): a blank line of a file with several columns is a record whose cells are all
+    missing, not nothing. It was skipped, so privatize wrote fewer rows than the file's records and estimate counted
+    fewer reports, silently. Every command now reads it as the row ``,`` (its two cells empty), with the same
+    answer: refused by privatize (either kind), estimate and design --reports, dropped by design (the same m and
+    fingerprint), kept by split."""
+    import json
+
+    d = cli_files
+
+    def with_row(src, row, name):  # src with `row` as its third data row
+        lines = src.read_text().splitlines(keepends=True)
+        (tmp_path / name).write_text("".join(lines[:3] + [row + "\n"] + lines[3:]))
+        return tmp_path / name
+
+    out_csv = ["-o", tmp_path / "o.csv", "--force"]
+    commands = [
+        (d / "cohort1.csv", ["privatize", d / "mech.json", "--column", "country", *out_csv]),
+        (d / "cohort1.csv", ["privatize", "--oracle", "grr", "--ldp-epsilon", 1, "--categories-file", d / "cats.txt",
+                             "--column", "country", *out_csv]),
+        (d / "priv.csv", ["estimate", d / "mech.json", "--column", "country", "--unverified-reports"]),
+        (d / "rep.csv", ["design", "--reports", None, "--column", "country", "--oracle", "grr", "--ldp-epsilon", 1,
+                         "--categories-file", d / "cats.txt", "--epsilon", 1, "--delta", "1e-6", "--unverified-reports",
+                         "--no-progress"]),
+    ]
+    for src, argv in commands:
+        errors = []
+        for row, name in (("", "blank.csv"), (",", "empty.csv")):
+            f = with_row(src, row, name)
+            args = [f if a is None else a for a in argv] + ([] if None in argv else ["--csv", f])
+            code, out, err = _cli(capsys, *args)
+            assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+            errors.append(err.replace(str(f), "FILE"))
+        assert errors[0] == errors[1], errors
+        assert not (tmp_path / "o.csv").exists()
+    designs = []
+    for row, name in (("", "blank.csv"), (",", "empty.csv"), (None, None)):
+        f = with_row(d / "cohort1.csv", row, name) if row is not None else d / "cohort1.csv"
+        code, out, err = _cli(capsys, "design", "--csv", f, "--column", "country", "--epsilon", 1, "--radius", "0.1",
+                              "--no-progress", "--json")
+        assert code == 0, err
+        designs.append(json.loads(out))
+    assert designs[0]["m"] == designs[1]["m"] == designs[2]["m"] == 3000
+    assert designs[0]["design_data"] == designs[1]["design_data"] != designs[2]["design_data"]
+    code, out, err = _cli(capsys, "split", "--csv", tmp_path / "blank.csv", "--fraction", "0.5", "--seed", 0, "-o",
+                          tmp_path / "s1.csv", tmp_path / "s2.csv", "--json")
+    assert code == 0, err
+    import csv
+
+    rows = [r for f in ("s1.csv", "s2.csv") for r in list(csv.reader((tmp_path / f).read_text().splitlines()))[1:]]
+    assert len(rows) == 3001 and rows.count(["", ""]) == 1

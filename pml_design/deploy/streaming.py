@@ -147,9 +147,10 @@ class TableSource:
 
         names = list(self.header)
         read = pacsv.ReadOptions(column_names=names, skip_rows=1, block_size=_BLOCK, use_threads=True)
-        # in a one-column file a blank line is an empty cell (missing: dropped by design, refused by privatize), not
-        # nothing; Arrow's default skipped it, so privatize wrote fewer rows than it read (a review)
-        parse = pacsv.ParseOptions(delimiter=self.delimiter, ignore_empty_lines=len(names) > 1)
+        # a blank line is a record whose cells are all empty (missing: dropped by design, refused by privatize and
+        # estimate), not nothing; Arrow's default skipped it, so privatize wrote fewer rows than it read (a review),
+        # and estimate counted fewer reports. Arrow reads it so in a file of any number of columns
+        parse = pacsv.ParseOptions(delimiter=self.delimiter, ignore_empty_lines=False)
         convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
                                        null_values=[], quoted_strings_can_be_null=False,
                                        include_columns=list(columns) if columns is not None else None)
