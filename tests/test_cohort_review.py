@@ -266,6 +266,44 @@ def test_cli_errors_name_the_right_flag(capsys, cli_files, monkeypatch, tmp_path
                     "(3 x 4 entries) is too large to write out (MAX_CHANNEL_ENTRIES = 10)")
 
 
+def test_first_cohort_reports_of_another_system(capsys, cli_files, tmp_path):
+    """``--unverified-first-cohort``: reports without a provenance file (another system applied the oracle), described
+    by --oracle, --ldp-epsilon, --k and --categories as for ``design --reports --unverified-reports``; there was no way
+    to combine them. The same reports give the same estimate as through their provenance file."""
+    import json
+    import shutil
+
+    d = cli_files
+    other = tmp_path / "other.csv"
+    shutil.copy(d / "rep.csv", other)  # the same reports, without rep.csv.ldp.json
+    grr1 = ["--oracle", "grr", "--ldp-epsilon", "1", "--categories-file", d / "cats.txt"]
+    line = _one_line_error(capsys, _estimate(d, "--first-cohort", other), "argument --first-cohort: ")
+    assert "has no provenance file" in line and "or pass --unverified-first-cohort with --oracle" in line
+    code, out, err = _cli(capsys, *_estimate(d, "--first-cohort", other, "--unverified-first-cohort", *grr1, "--json"))
+    assert code == 0 and err == "", err
+    unverified = json.loads(out)
+    code, out, err = _cli(capsys, *_estimate(d, "--first-cohort", d / "rep.csv", "--json"))
+    verified = json.loads(out)
+    assert unverified["first_cohort"].pop("verified") is False and verified["first_cohort"].pop("verified") is True
+    for key in ("estimate", "ci_low", "ci_high", "n_first", "fit"):
+        assert unverified[key] == verified[key], key
+    assert unverified["first_cohort"]["column"] == "country"  # (by default --column's)
+    _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep.csv", "--unverified-first-cohort", *grr1),
+                    f"argument --unverified-first-cohort: not allowed: {d / 'rep.csv'} has a provenance file")
+    _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep.csv", *grr1),
+                    "argument --oracle: only with --unverified-first-cohort (the provenance file rep.csv.ldp.json "
+                    "names the oracle")
+    _one_line_error(capsys, _estimate(d, "--first-cohort", other, "--unverified-first-cohort", "--oracle", "grr"),
+                    "argument --ldp-epsilon: required with --oracle")
+    _one_line_error(capsys, _estimate(d, "--first-cohort", other, "--unverified-first-cohort", *grr1[:4],
+                                      "--categories-file", d / "rcats.txt"),
+                    "argument --categories-file: its reports were made in another order than MECHANISM's")
+    _one_line_error(capsys, _estimate(d, *grr1), "argument --oracle: only with --first-cohort and "
+                                                 "--unverified-first-cohort")
+    _one_line_error(capsys, _estimate(d, "--unverified-first-cohort"),
+                    "argument --unverified-first-cohort: only with --first-cohort")
+
+
 def test_allow_design_data_caveat_follows_the_prior_source(capsys, cli_files, tmp_path):
     """``privatize --allow-design-data``: the file publishes the design records' counts only for a public-sample
     P̂; for a P̂ from LDP reports or a DP release the caveat says which release, and that the two guarantees are

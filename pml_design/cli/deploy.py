@@ -23,7 +23,7 @@ from ._common import (
     table_source,
 )
 from .cohort import add_oracle_arguments, run_privatize_oracle
-from .first_cohort import add_first_cohort_arguments, run_estimate_combined
+from .first_cohort import add_first_cohort_arguments, refuse_first_cohort_options, run_estimate_combined
 
 
 def add_parser(sub: Any) -> None:
@@ -243,8 +243,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     """Run ``pml-design estimate``; returns the exit status."""
     if args.first_cohort is not None:  # both cohorts' reports, one estimate (cli/first_cohort.py)
         return run_estimate_combined(args)
-    if args.first_cohort_column is not None:
-        raise CliError("argument --first-cohort-column: only with --first-cohort")
+    refuse_first_cohort_options(args)
     from ..deploy.streaming import report_counts  # noqa: PLC0415
 
     mech, source = _data_source(args)

@@ -17,11 +17,18 @@ import sys
 import time
 from typing import Any
 
-from ._common import PROG, CliError, print_json, table, table_source
+from ._common import PROG, CliError, add_categories_arguments, categories_option, print_json, table, table_source
+from .cohort import add_oracle_arguments, oracle_from_args
+
+#: The options that describe unverified first-cohort reports (``--unverified-first-cohort``), as ``design --reports``'s.
+ORACLE_OPTIONS = (("--oracle", "oracle"), ("--ldp-epsilon", "ldp_epsilon"), ("--k", "k"),
+                  ("--categories", "categories"), ("--categories-file", "categories_file"))
 
 
 def add_first_cohort_arguments(p: argparse.ArgumentParser) -> None:
-    """``--first-cohort`` and ``--first-cohort-column`` on ``estimate``'s parser."""
+    """``--first-cohort``, ``--first-cohort-column``, and for reports of another system ``--unverified-first-cohort``
+    with ``--oracle``, ``--ldp-epsilon``, ``--k`` and ``--categories`` (``--categories-file``), on ``estimate``'s
+    parser."""
     p.add_argument("--first-cohort", metavar="REPORTS", default=None,
                    help="a first cohort's LDP report file written by 'privatize --oracle' (with its provenance file "
                         "REPORTS.ldp.json, which names the oracle, epsilon_1, k, the categories and the column): the "
@@ -30,7 +37,28 @@ def add_first_cohort_arguments(p: argparse.ArgumentParser) -> None:
                         "intervals (which assume independent groups) are too narrow")
     p.add_argument("--first-cohort-column", metavar="NAME", default=None,
                    help="with --first-cohort: its column of reports, by name or 0-based index (default: the one its "
-                        "provenance file names; it can only be that column, as the file's provenance is checked)")
+                        "provenance file names; it can only be that column, as the file's provenance is checked; "
+                        "with --unverified-first-cohort: --column's name)")
+    p.add_argument("--unverified-first-cohort", action="store_true",
+                   help="with --first-cohort: read a report file without the provenance file REPORTS.ldp.json "
+                        "(reports collected by another system that applied the oracle); --oracle, --ldp-epsilon, --k "
+                        "and --categories then say how they were made, as for 'design --reports --unverified-reports', "
+                        "and nothing checks it (a column of raw values would enter the estimate as reports)")
+    add_oracle_arguments(p, "of the --first-cohort reports, with --unverified-first-cohort")
+    add_categories_arguments(p, "with --unverified-first-cohort, the categories the --first-cohort reports were made "
+                             "over, in that order (MECHANISM's, in its order)")
+
+
+def refuse_first_cohort_options(args: argparse.Namespace) -> None:
+    """Without ``--first-cohort``: its options are refused (one line naming the first one given)."""
+    if args.first_cohort_column is not None:
+        raise CliError("argument --first-cohort-column: only with --first-cohort")
+    if args.unverified_first_cohort:
+        raise CliError("argument --unverified-first-cohort: only with --first-cohort")
+    for opt, dest in ORACLE_OPTIONS:
+        if getattr(args, dest) is not None:
+            raise CliError(f"argument {opt}: only with --first-cohort and --unverified-first-cohort (it describes a "
+                           "first cohort's reports made by another system)")
 
 
 class _RecordingOracle:
@@ -62,21 +90,34 @@ class _RecordingOracle:
         return distinct, np.bincount(inverse.ravel(), weights=np.concatenate(self._counts)).astype(np.int64)
 
 
-def _provenance(path: str) -> dict:
+def _provenance(args: argparse.Namespace) -> dict | None:
     """The provenance file of ``--first-cohort`` (required: nothing else shows that the file holds LDP reports),
-    its fields checked (one line naming the file and the field)."""
+    its fields checked (one line naming the file and the field); None with ``--unverified-first-cohort``, which is
+    refused where there is one (it is checked, as ``design --reports --unverified-reports``)."""
     import pathlib  # noqa: PLC0415
 
     from ..deploy.reports import PROVENANCE_FORMAT, provenance_field_error, provenance_path  # noqa: PLC0415
 
+    path = args.first_cohort
     if not pathlib.Path(path).is_file():
         what = "is a directory" if pathlib.Path(path).is_dir() else "does not exist"
         raise CliError(f"argument --first-cohort: {path} {what}; give the report file that privatize --oracle wrote")
     prov = provenance_path(path)
+    if args.unverified_first_cohort:
+        if prov.is_file():
+            raise CliError(f"argument --unverified-first-cohort: not allowed: {path} has a provenance file, which is "
+                           "checked")
+        return None
+    for opt, dest in ORACLE_OPTIONS:  # (the provenance file says how the reports were made)
+        if getattr(args, dest) is not None:
+            raise CliError(f"argument {opt}: only with --unverified-first-cohort (the provenance file {prov.name} "
+                           "names the oracle, ldp-epsilon, k and the categories)")
     if not prov.is_file():
         raise CliError(f"argument --first-cohort: {path} has no provenance file {prov} (privatize --oracle writes it): "
                        "nothing shows that it holds LDP reports, and raw values read as reports would enter the "
-                       "estimate as if privatized; privatize the first cohort with --oracle")
+                       "estimate as if privatized; privatize the first cohort with --oracle, or pass "
+                       "--unverified-first-cohort with --oracle, --ldp-epsilon and --categories for reports of another "
+                       "system")
     try:
         doc = json.loads(prov.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -89,19 +130,25 @@ def _provenance(path: str) -> dict:
     return doc
 
 
-def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, dict, str]:
-    """``(oracle, table source, column, provenance, option)`` of ``--first-cohort``, everything checked (one line
-    each); ``option`` is the flag that chose the column (``--first-cohort-column``, else ``--first-cohort``)."""
+def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any, Any, str, list[str], str]:
+    """``(oracle, table source, column, categories, option)`` of ``--first-cohort``, everything checked (one line
+    each); ``option`` is the flag that chose the column (``--first-cohort-column``, else ``--first-cohort``). The
+    oracle is the provenance file's, or with ``--unverified-first-cohort`` that of ``--oracle`` and its flags, and
+    the column by default ``column`` (the header name of the second cohort's ``--column``)."""
     from ..deploy.reports import ORACLES, _category_list, make_oracle, provenance_mismatch  # noqa: PLC0415
     from ..mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES  # noqa: PLC0415
 
     path = args.first_cohort
-    doc = _provenance(path)
-    name = {v: k for k, v in ORACLES.items()}[doc["oracle"]]
-    try:
-        oracle = make_oracle(name, doc["categories"], doc["ldp_epsilon"], doc["k"] if name == "ss" else None)
-    except (ValueError, TypeError) as exc:
-        raise CliError(f"argument --first-cohort: its provenance file is not valid: {exc}") from None
+    doc = _provenance(args)
+    if doc is None:  # --unverified-first-cohort: the flags say how the reports were made (design --reports's)
+        oracle, flagged = oracle_from_args(args, "--unverified-first-cohort")
+        name, doc = args.oracle, {"categories": flagged, "column": column}
+    else:
+        name = {v: k for k, v in ORACLES.items()}[doc["oracle"]]
+        try:
+            oracle = make_oracle(name, doc["categories"], doc["ldp_epsilon"], doc["k"] if name == "ss" else None)
+        except (ValueError, TypeError) as exc:
+            raise CliError(f"argument --first-cohort: its provenance file is not valid: {exc}") from None
     if name == "hr" and oracle.n * oracle.n_outputs > MAX_CHANNEL_ENTRIES:
         raise CliError(f"argument --first-cohort: its reports are Hadamard response over {oracle.n} categories, whose "
                        f"channel ({oracle.n} x {oracle.n_outputs} entries) is too large to write out (MAX_CHANNEL_"
@@ -111,7 +158,8 @@ def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, d
     labels = [str(c) for c in mech.labels] if mech.labels is not None else [str(i) for i in range(mech.n_inputs)]
     if categories != labels:
         how = "in another order than" if sorted(categories) == sorted(labels) else "over other categories than"
-        raise CliError(f"argument --first-cohort: its reports were made {how} MECHANISM's ({_category_list(categories)} "
+        flag = categories_option(args) if args.unverified_first_cohort else "--first-cohort"
+        raise CliError(f"argument {flag}: its reports were made {how} MECHANISM's ({_category_list(categories)} "
                        f"against {_category_list(labels)}): both cohorts must answer over the same categories in the "
                        "same order")
     parquet = path.lower().endswith((".parquet", ".pq"))
@@ -120,14 +168,16 @@ def _first_cohort(args: argparse.Namespace, mech: Any) -> tuple[Any, Any, str, d
     wanted = args.first_cohort_column if args.first_cohort_column is not None else doc["column"]
     header = source.header
     if wanted not in header and not (wanted.isdigit() and int(wanted) < len(header)):
-        whose = "" if option == "--first-cohort-column" else " (the column its provenance file names)"
+        whose = "" if option == "--first-cohort-column" else (" (--column's: give --first-cohort-column)"
+                                                              if args.unverified_first_cohort else
+                                                              " (the column its provenance file names)")
         raise CliError(f"argument {option}: no column {wanted!r}{whose} in {path}; columns are {header}")
     column = source.resolve(wanted)
-    bad = provenance_mismatch(path, column, oracle, categories)
+    bad = None if args.unverified_first_cohort else provenance_mismatch(path, column, oracle, categories)
     if bad is not None:
         flag, what = bad
         raise CliError(f"argument {'--first-cohort-column' if flag == '--column' else '--first-cohort'}: {what}")
-    return oracle, source, column, doc, option
+    return oracle, source, column, categories, option
 
 
 def _warn_other_cohort(mech: Any, oracle: Any, rows: int) -> None:
@@ -173,11 +223,11 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
                        "combine the two cohorts' reports")
     mech, source = _data_source(args)
     _check_reports_mark(args, mech, source)  # (the second cohort's file: privatize's mark, as for estimate alone)
-    oracle, first_source, first_column, doc, option = _first_cohort(args, mech)
+    oracle, first_source, first_column, categories, option = _first_cohort(args, mech, source.resolve(args.column))
     t0 = time.perf_counter()
     recorder = _RecordingOracle(oracle)
     try:
-        support, n1 = report_support_counts(first_source, first_column, recorder, doc["categories"],
+        support, n1 = report_support_counts(first_source, first_column, recorder, categories,
                                             progress=_show_progress(args))
     except TableError as exc:  # its messages name --column (design --reports's flag)
         msg = str(exc)
@@ -198,7 +248,7 @@ def run_estimate_combined(args: argparse.Namespace) -> int:
                 "report_counts": counts, "n_first": n1, "n_second": int(counts.sum()),
                 "first_cohort": {"reports": args.first_cohort, "column": first_column, "oracle": oracle.name,
                                  "ldp_epsilon": oracle.epsilon, "k": getattr(oracle, "k", None), "n_reports": n1,
-                                 "support_counts": support},
+                                 "support_counts": support, "verified": not args.unverified_first_cohort},
                 "seconds": time.perf_counter() - t0})
     if est.fit is not None:  # the tests behind the warnings: one distribution for both cohorts; the second's fit
         out["fit"] = {**_fit_dict(est.fit), "second_cohort": _fit_dict(est.second_fit)}
