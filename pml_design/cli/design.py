@@ -91,6 +91,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--output", "-o", metavar="PREFIX", help="write the mechanism file PREFIX.json and the matrix "
                    "PREFIX.csv (checked before the design runs: never an input, never a directory; an existing file, "
                    "a mechanism file included, only with --force)")
+    p.add_argument("--matrix-format", choices=("auto", "text", "binary"), default="auto",
+                   help="the matrix in PREFIX.json as rows of numbers (text: format version 2, and PREFIX.csv) or as "
+                   "its float64 bytes, zlib, base64 (binary: format version 3, ~15 times smaller, no PREFIX.csv); auto: "
+                   "binary above 2**22 entries (categories x outputs)")
     p.add_argument("--force", action="store_true", help="replace PREFIX.json / PREFIX.csv if they exist (never an "
                    "input); a replaced mechanism file is the only key to the reports privatized with it: keep a copy")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -236,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
                            f"{args.utility})")
         if args.max_outputs < 2:
             raise CliError(f"argument --max-outputs: must be at least the number of categories, got {args.max_outputs}")
+    if args.matrix_format != "auto" and args.output is None:
+        raise CliError(f"argument --matrix-format: only with --output (it is the format of PREFIX.json), got "
+                       f"{args.matrix_format}")
     outputs = _output_paths(args)
     if args.reports is not None:  # a first cohort's LDP reports (cli/cohort.py)
         from .cohort import design_from_report_file  # noqa: PLC0415
@@ -304,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     if outputs is not None:
         written = _write_design_files(outputs, res, labels, delta, m,
                                       {k: out[k] for k in ("ldp_comparison",) if k in out}, out["disclosure"],
-                                      force=args.force)
+                                      force=args.force, matrix_format=args.matrix_format)
         out["files"] = written
     if args.json:
         print_json(out)
@@ -354,6 +361,10 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for f in written:
         print(f"wrote {f}")
+    if len(written) == 1:
+        print(f"note: the matrix ({res.matrix.shape[0]} x {res.matrix.shape[1]}) is in {written[0]} only, as binary "
+              f"(format version 3; --matrix-format text also writes {outputs[1]})"
+              + (f"; the existing {outputs[1]} is not this design's" if outputs[1].exists() else ""))
     if written and out["design_data"].get("kind") is None:
         print(f"note: no fingerprint of the design data was kept ({out['design_data']['why']}); privatize cannot "
               "recognise them: release only records apart from them")
@@ -493,36 +504,43 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
 
 
 def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labels: list[str],
-                        delta: float | None, m: int, extra: dict, disclosure: list, *, force: bool) -> list[str]:
-    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and ``PREFIX.csv`` (the matrix); an existing
-    file is replaced only with ``force`` (``--force``)."""
+                        delta: float | None, m: int, extra: dict, disclosure: list, *, force: bool,
+                        matrix_format: str = "auto") -> list[str]:
+    """``PREFIX.json`` (the mechanism file, :meth:`DesignResult.save`) and, with the matrix as text, ``PREFIX.csv``
+    (the matrix); an existing file is replaced only with ``force`` (``--force``). A binary matrix (``--matrix-format``,
+    by default above 2**22 entries) has no CSV: it would be the text the binary form avoids (at N = 2 000, 16 M entries:
+    343 MB and seconds to write)."""
     import numpy as np  # noqa: PLC0415
 
     from ..deploy.file import _write_atomically, save_mechanism  # noqa: PLC0415
+    from ..deploy.matrix_binary import use_binary  # noqa: PLC0415
     from ..deploy.matrix_text import _matrix_lines  # noqa: PLC0415
-
-    jpath, cpath = paths
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")  # ("\n" in a label is quoted only when it is the terminator)
-    writer.writerow(["input"] + [f"y{j}" for j in range(res.matrix.shape[1])])
-    lines = _matrix_lines(np.asarray(res.matrix, dtype=float))  # each row once, for this CSV and the JSON file
-    cell = io.StringIO()
-    for lab, line in zip(labels, lines):
-        cell.seek(0)
-        cell.truncate()
-        csv.writer(cell, lineterminator="\n").writerow([lab])  # the label CSV-quoted where needed
-        buf.write(cell.getvalue()[:-1] + "," + line + "\n")
     from ..deploy.output import check_output_path, is_mechanism_file  # noqa: PLC0415
 
+    jpath, cpath = paths
+    binary = use_binary(matrix_format, res.matrix.size)
+    lines, buf = None, io.StringIO()
+    if not binary:
+        writer = csv.writer(buf, lineterminator="\n")  # ("\n" in a label is quoted only when it is the terminator)
+        writer.writerow(["input"] + [f"y{j}" for j in range(res.matrix.shape[1])])
+        lines = _matrix_lines(np.asarray(res.matrix, dtype=float))  # each row once, for this CSV and the JSON file
+        cell = io.StringIO()
+        for lab, line in zip(labels, lines):
+            cell.seek(0)
+            cell.truncate()
+            csv.writer(cell, lineterminator="\n").writerow([lab])  # the label CSV-quoted where needed
+            buf.write(cell.getvalue()[:-1] + "," + line + "\n")
+    written = [jpath] if binary else [jpath, cpath]
     # checked again now: a file that appeared while the design ran is refused without --force (a review: the check
     # before the design, then a save with overwrite=True, replaced it)
-    for path in (jpath, cpath):
+    for path in written:
         check_output_path(path, overwrite=force, option="argument --output", force_hint="--force")
     replaced = jpath.is_file() and is_mechanism_file(jpath)  # (not opened unless a regular file: a FIFO blocks)
     save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
-                   _matrix_text=lines)
-    _write_atomically(cpath, buf.getvalue())
+                   _matrix_text=lines, matrix_format="binary" if binary else "text")
+    if not binary:
+        _write_atomically(cpath, buf.getvalue())
     if replaced:  # a deployed mechanism file is the only key to its reports: never replaced without a word
         sys.stderr.write(f"pml-design: replaced the existing mechanism file {jpath} (reports privatized with the "
                          "previous mechanism can only be read with a copy of it)\n")
-    return [str(jpath), str(cpath)]
+    return [str(path) for path in written]

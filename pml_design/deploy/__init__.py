@@ -4,6 +4,7 @@
 module                      implements
 ==========================  ==========================================================================
 :mod:`.file`                mechanism files: save, load (hash-checked, re-certified, core Definition 5)
+:mod:`.matrix_binary`       a wide matrix in a mechanism file as float64 bytes, zlib, base64 (format version 3)
 :mod:`.dataframe`           privatize a column of a pandas / Dask DataFrame (per-partition seeds)
 :mod:`.streaming`           streamed CSV / Parquet privatize and estimate (the command line's engine)
 :mod:`.reports`             a first cohort's LDP oracle reports as text: privatize a table, count them back

@@ -53,11 +53,13 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
     xs = list(labels) if labels is not None else list(range(n))
     ys = list(output_labels) if output_labels is not None else list(range(m))
     post = max_posterior(W, uncertainty)
-    reach = (W > 0).sum(axis=0)
+    positive = W > 0
+    reach = positive.sum(axis=0)
+    best, first = post.argmax(axis=0), positive.argmax(axis=0)  # (once, not per output: 8 000 outputs at N = 2 000)
     out = []
     for j in np.flatnonzero(reach > 0):
-        i = int(np.argmax(post[:, j]))
-        single = int(np.flatnonzero(W[:, j] > 0)[0]) if reach[j] == 1 else None
+        i = int(best[j])
+        single = int(first[j]) if reach[j] == 1 else None
         out.append({"output": _plain_label(ys[j]), "inputs": int(reach[j]),
                     "singles_out": None if single is None else _plain_label(xs[single]),
                     "input": _plain_label(xs[i]), "max_posterior": 1.0 if single is not None else float(post[i, j])})
