@@ -62,7 +62,7 @@ def test_the_two_evaluations_agree_where_both_apply(n, m, seed, beta):
     lo = np.where(Wt > 0, Wt, np.inf).min(axis=1)
     in_hi = Wt == hi[:, None]
     in_lo = (Wt == lo[:, None]) & ~in_hi
-    levels = _levels_max_posterior(Wt, in_hi, in_lo, hi, lo, p, T)
+    levels = _levels_max_posterior(Wt, in_hi, in_lo, hi, p, T)
     np.testing.assert_allclose(levels, _sorted_max_posterior(Wt, p, T), rtol=1e-12, atol=1e-14)
 
 
@@ -87,3 +87,25 @@ def test_randomized_response_has_the_closed_form_posterior():
     post = pml.max_posterior(W, pml.L1Ball(p, beta))
     q = p + beta / 2
     np.testing.assert_allclose(np.diag(post), q * np.exp(eps) / (q * np.exp(eps) + 1 - q), rtol=1e-13)
+
+
+def test_blocks_of_outputs_give_the_whole_matrix_result(monkeypatch):
+    import pml_design.posterior as posterior
+
+    rng = np.random.default_rng(11)
+    n = 7
+    W = np.column_stack([_level_columns(rng, n, 6)[:, :-1] * 0.5, 0.5 * rng.dirichlet(np.ones(5), size=n)])
+    p = rng.dirichlet(np.ones(n))
+    whole = ball_max_posterior(W, p, 0.4)
+    monkeypatch.setattr(posterior, "BLOCK_ENTRIES", 2 * n)  # two outputs a block, mixed and pure blocks
+    np.testing.assert_array_equal(ball_max_posterior(W, p, 0.4), whole)
+    np.testing.assert_allclose(whole, _brute(W, p, 0.4), atol=1e-12)
+
+
+def test_levels_equal_up_to_a_rows_rescaling_count_as_one_level():
+    # rows rescaled to sum to 1 leave "equal" values differing in their last bits; the result is the exact one's
+    rng = np.random.default_rng(3)
+    W = _level_columns(rng, 6, 4)
+    W = W * (1.0 + rng.integers(-4, 5, size=W.shape) * 2.0**-52)
+    p = rng.dirichlet(np.ones(6))
+    np.testing.assert_allclose(pml.max_posterior(W, pml.L1Ball(p, 0.3)), _brute(W, p, 0.3), atol=1e-12)
