@@ -144,7 +144,8 @@ def test_cli_time_limit_caps_the_outputs_instead_of_refusing(capsys, tmp_path, m
     262 s). Simulated here with a slow post-design stage at N = 25."""
     from pml_design.cli import design as cli_design
 
-    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY", {"disclosure": 1e-3, "files": 1e-3, "json": 1e-3})
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY",
+                        {"disclosure": 1e-3, "files": 1e-3, "binary files": 1e-3, "json": 1e-3})
     counts = _counts(tmp_path, 25)
     code = main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "5",
                  "-o", str(tmp_path / "m"), "--no-progress"])
@@ -206,7 +207,8 @@ def test_cli_json_says_what_capped_the_outputs(capsys, tmp_path, monkeypatch):
     from pml_design.cli import design as cli_design
 
     counts = _counts(tmp_path, 25)
-    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY", {"disclosure": 1e-3, "files": 1e-3, "json": 1e-3})
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY",
+                        {"disclosure": 1e-3, "files": 1e-3, "binary files": 1e-3, "json": 1e-3})
     assert main(["design", "--counts", str(counts), "--epsilon", "2", "--radius", "0.1", "--time-limit", "6",
                  "--json", "--no-progress"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -244,3 +246,29 @@ def test_cli_compare_warns_when_the_design_loses_to_the_optimal_ldp_mechanism(ca
     assert code == 0, err
     assert "is worse than the optimal epsilon-LDP mechanism --compare found" in err
     assert "more outputs (--time-limit, --max-outputs)" in err
+
+
+def test_the_cap_counts_the_cheaper_binary_files_above_their_size(monkeypatch):
+    """By default the matrix is written as binary above 2**22 entries, about three times faster than as text: the cap
+    is the most outputs that fit, below or above that size (at N = 25 here, the size moved to 40 outputs)."""
+    import argparse
+    import time
+
+    from pml_design.cli import design as cli_design
+    from pml_design.deploy import matrix_binary
+
+    monkeypatch.setattr(cli_design, "POST_SECONDS_PER_ENTRY",
+                        {"disclosure": 0.0, "files": 1e-3, "binary files": 1e-4, "json": 0.0})
+    monkeypatch.setattr(matrix_binary, "BINARY_ABOVE", 25 * 40)
+    caps = {}
+    for fmt in ("auto", "text", "binary"):
+        args = argparse.Namespace(utility="frequency_estimation", max_outputs=None, time_limit=10.0, json=False,
+                                  compare=False, matrix_format=fmt)
+        cli_design._time_budget(args, 25, time.perf_counter(), True)
+        caps[fmt] = args.outputs_cap
+    assert caps == {"auto": 2000, "text": 200, "binary": 2000}  # 0.5 * 10 s / (25 * 1e-4 s) and / (25 * 1e-3 s)
+    monkeypatch.setattr(matrix_binary, "BINARY_ABOVE", 25 * 3000)  # binary only above 3 000: the text cap, 200
+    args = argparse.Namespace(utility="frequency_estimation", max_outputs=None, time_limit=10.0, json=False,
+                              compare=False, matrix_format="auto")
+    cli_design._time_budget(args, 25, time.perf_counter(), True)
+    assert args.outputs_cap == 200

@@ -146,12 +146,12 @@ def _solver_options(args: argparse.Namespace, time_limit: float | None = None) -
 
 #: Seconds per entry of the design's matrix (N × outputs) for what follows the design, on the reference machine
 #: (times ``affordable.cached_single_thread_factor``: that work is single-threaded): the disclosure listing, the files
-#: of ``-o``, the ``--json`` output.
-#: Measured at N = 952, 8 339 outputs (7.9 M entries): 4.4 s, 5 s and 2.5 s on the shared 2-core machine (6e-7, 9e-7
-#: and 4e-7, before the save got faster). Re-measured 2026-11-27 (quiet machine, factor 0.96–1.11): the disclosure and
-#: the files 0.56–0.75 µs an entry at N = 1 000–3 000 (3 906–9 067 outputs), the disclosure and --json 0.49 µs at
-#: N = 2 000; a third more is kept here.
-POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 3.5e-7, "files": 6.5e-7, "json": 3e-7}
+#: of ``-o`` (``files``: the matrix as text, JSON and CSV; ``binary files``: as ``matrix_binary``, JSON only), the
+#: ``--json`` output. Measured 2026-11-27 (session 19, after the two-level disclosure and the binary matrix) at
+#: N = 2 000, 8 000 outputs (16 M entries): 37–74 ns, 305 ns, 99 ns and 135–180 ns an entry; about half as much again
+#: is kept here. (Before: 0.56–0.75 µs for the disclosure and the text files together.)
+POST_SECONDS_PER_ENTRY: dict[str, float] = {"disclosure": 1.2e-7, "files": 4.5e-7, "binary files": 1.5e-7,
+                                            "json": 3e-7}
 #: The most categories the estimate's line names (the largest; ``--json`` lists all): at N = 2 000 it was 34 kB.
 SHOWN_CATEGORIES: int = 12
 #: The most of ``--time-limit`` a frequency-estimation design's files may take: above it its outputs are capped
@@ -188,21 +188,32 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
         return None, 0.0
     from ..design.estimation.affordable import cached_single_thread_factor  # noqa: PLC0415
 
-    per_entry = POST_SECONDS_PER_ENTRY["disclosure"] + (POST_SECONDS_PER_ENTRY["files"] if files else 0.0) \
-        + (POST_SECONDS_PER_ENTRY["json"] if args.json else 0.0)
-    per_output = n * per_entry * (cached_single_thread_factor() if n * outputs > 1_000_000 else 1.0)
+    from ..deploy.matrix_binary import BINARY_ABOVE, use_binary  # noqa: PLC0415
+
+    rates = POST_SECONDS_PER_ENTRY
+    scale = cached_single_thread_factor() if n * outputs > 1_000_000 else 1.0
+
+    def per_output(k: int) -> float:  # seconds per output with k outputs (binary files, by default above 2**22 entries)
+        binary = use_binary(args.matrix_format, n * k)
+        file_rate = (rates["binary files"] if binary else rates["files"]) if files else 0.0
+        return n * scale * (rates["disclosure"] + file_rate + (rates["json"] if args.json else 0.0))
+
     limit = float(args.time_limit)
     what = (f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''})")
-    if estimation and outputs * per_output > POST_SHARE * limit:  # fewer outputs, so that the files fit the limit
-        fit = int(POST_SHARE * limit / per_output)
+    if estimation and outputs * per_output(outputs) > POST_SHARE * limit:  # fewer outputs, so that the files fit
+        # the most outputs that fit, below and above the size where the matrix turns binary (the rate drops there)
+        turn, fit = BINARY_ABOVE // n, 0
+        for lo, hi in ((1, min(outputs, turn)), (turn + 1, outputs)):
+            k = min(hi, int(POST_SHARE * limit / per_output(hi))) if lo <= hi else 0
+            fit = max(fit, k if k >= lo else 0)
         if fit < n:
             raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the "
-                           f"design {what} takes about {n * per_output:.0f} s on this machine for a mechanism with "
+                           f"design {what} takes about {n * per_output(n):.0f} s on this machine for a mechanism with "
                            f"{n} outputs, the fewest that identify {n} frequencies (measured now: it grows with the "
-                           f"machine's load); give at least {math.ceil(2 * n * per_output / POST_SHARE + 10)} s")
+                           f"machine's load); give at least {math.ceil(2 * n * per_output(n) / POST_SHARE + 10)} s")
         outputs = args.outputs_cap = fit
         args.outputs_by_time = True
-    keep = outputs * per_output
+    keep = outputs * per_output(outputs)
     spent = time.perf_counter() - started
     left = limit - spent - keep
     if left < 0.1 * limit and spent + keep + 0.1 * limit <= 1.1 * limit + 3.0:
