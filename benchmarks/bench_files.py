@@ -7,14 +7,17 @@ A frequency-estimation design on a Zipf column (P ∝ 1/i^1.1, 20 000 samples, �
 * ``save_s``: :func:`pml_design.save_mechanism` (the same listing again, the content hash, the JSON file);
 * ``load_s``: :func:`pml_design.load_mechanism` (hash, claims and certificate re-checked);
 * the file's size, and seconds per matrix entry of the three together (the CLI keeps
-  ``design.POST_SECONDS_PER_ENTRY`` per entry of its ``--time-limit`` back for them).
+  ``design.POST_SECONDS_PER_ENTRY`` per entry of its ``--time-limit`` back for them);
+
+each with the matrix as text (format version 2) and as binary (``matrix_binary``, format version 3, the default
+above 2**22 entries since 2026-11-27).
 
 Before 2026-11-27 the file was written by ``json.dumps(..., indent=2)`` (the pure-Python encoder, one line per
 entry): a review measured 29 s for a 786 × 13 038 design and 229 MB; here the rows are formatted once
 (``deploy/matrix_text.py``). Run ``python benchmarks/bench_files.py [--quick]``; writes ``deploy_files.json``.
 
-``--cli`` runs ``pml-design design --counts … --time-limit T -o m`` end to end instead (N = 1 000 – 3 000, ε = 2,
-T = 30 and 60 s), where the CLI caps the design's outputs so that the files fit the limit (docs/cli.md): wall time,
+``--cli`` runs ``pml-design design --counts … --time-limit T -o m`` end to end instead (N = 1 000 – 10 000, ε = 2,
+T = 30 – 200 s), where the CLI caps the design's outputs so that the files fit the limit (docs/cli.md): wall time,
 outputs and cap, the files' size and the error over the LDP optimum's; writes ``deploy_cli.json``.
 """
 
@@ -44,34 +47,38 @@ def wide_design(n: int, seed: int = 0, time_limit: float = 10.0) -> object:
                                        solver_options={"time_limit": time_limit, "progress": False})
 
 
-def file_row(n: int, folder: pathlib.Path) -> dict:
-    """The timings of one design (see the module docstring)."""
+def file_rows(n: int, folder: pathlib.Path) -> list[dict]:
+    """The timings of one design (see the module docstring), its file written with the matrix as text and as binary."""
     est = wide_design(n)
     res = est.result
     t = time.perf_counter()
     res.disclosure()
     t_disc = time.perf_counter() - t
-    path = folder / f"m{n}.json"
-    t = time.perf_counter()
-    est.save(path)
-    t_save = time.perf_counter() - t
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pml.load_mechanism(path)
-    t_load = time.perf_counter() - t
-    entries = int(res.matrix.size)
-    return {"n": int(res.matrix.shape[0]), "outputs": int(res.matrix.shape[1]), "entries": entries,
-            "disclosure_s": t_disc, "save_s": t_save, "load_s": t_load, "file_MB": path.stat().st_size / 1e6,
-            "us_per_entry": 1e6 * (t_disc + t_save + t_load) / entries}
+    rows = []
+    for fmt in ("text", "binary"):
+        path = folder / f"m{n}_{fmt}.json"
+        t = time.perf_counter()
+        pml.save_mechanism(est, path, matrix_format=fmt)
+        t_save = time.perf_counter() - t
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pml.load_mechanism(path)
+        t_load = time.perf_counter() - t
+        entries = int(res.matrix.size)
+        rows.append({"n": int(res.matrix.shape[0]), "outputs": int(res.matrix.shape[1]), "entries": entries,
+                     "matrix_format": fmt, "disclosure_s": t_disc, "save_s": t_save, "load_s": t_load,
+                     "file_MB": path.stat().st_size / 1e6, "us_per_entry": 1e6 * (t_disc + t_save + t_load) / entries})
+    return rows
 
 
 def markdown(rows: list[dict]) -> str:
     """The table of the rows."""
-    out = ["| N | outputs | entries | disclosure (s) | save (s) | load (s) | file (MB) | µs per entry |",
-           "|---|---|---|---|---|---|---|---|"]
-    out += [f"| {r['n']} | {r['outputs']} | {r['entries']:.3g} | {r['disclosure_s']:.2f} | {r['save_s']:.2f} | "
-            f"{r['load_s']:.2f} | {r['file_MB']:.0f} | {r['us_per_entry']:.2f} |" for r in rows]
+    out = ["| N | outputs | entries | matrix | disclosure (s) | save (s) | load (s) | file (MB) | µs per entry |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    out += [f"| {r['n']} | {r['outputs']} | {r['entries']:.3g} | {r.get('matrix_format', 'text')} | "
+            f"{r['disclosure_s']:.2f} | {r['save_s']:.2f} | {r['load_s']:.2f} | {r['file_MB']:.0f} | "
+            f"{r['us_per_entry']:.2f} |" for r in rows]
     return "\n".join(out)
 
 
@@ -125,11 +132,13 @@ def cli_markdown(rows: list[dict]) -> str:
 
 
 def run_cli(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
-    """The CLI rows (``--cli``): N = 1 000, 2 000, 3 000 at ``--time-limit`` 30 and 60 s (quick: N = 1 000, 30 s);
+    """The CLI rows (``--cli``): N = 1 000, 2 000, 3 000 at ``--time-limit`` 30 and 60 s, N = 5 000 at 60 s and
+    N = 10 000 at 120 s (refused, naming the limit the design needs) and 200 s (quick: N = 1 000, 30 s);
     writes ``deploy_cli.json``."""
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    cells = [(1000, 30.0)] if quick else [(n, t) for n in (1000, 2000, 3000) for t in (30.0, 60.0)]
+    cells = [(1000, 30.0)] if quick else [(n, t) for n in (1000, 2000, 3000) for t in (30.0, 60.0)] + [
+        (5000, 60.0), (10000, 120.0), (10000, 200.0)]
     with tempfile.TemporaryDirectory(prefix="pml_bench_cli_") as tmp:
         rows = [cli_row(n, t, pathlib.Path(tmp)) for n, t in cells]
     data = {"rows": rows, "markdown": cli_markdown(rows), "quick": quick}
@@ -141,9 +150,9 @@ def run_cli(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/result
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    sizes = [300] if quick else [300, 1000]
+    sizes = [300] if quick else [300, 1000, 2000]
     with tempfile.TemporaryDirectory(prefix="pml_bench_files_") as tmp:
-        rows = [file_row(n, pathlib.Path(tmp)) for n in sizes]
+        rows = [row for n in sizes for row in file_rows(n, pathlib.Path(tmp))]
     data = {"rows": rows, "markdown": markdown(rows), "quick": quick}
     print(data["markdown"])
     (outdir / "deploy_files.json").write_text(json.dumps(data, indent=2))
