@@ -360,16 +360,12 @@ def _combined(est: FrequencyEstimate, **changes: object) -> CombinedEstimate:
 
 
 def _maximise(columns: np.ndarray, freq: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
-    """The maximiser of ``Σ_y f_y log(π·c_y)`` on the simplex (observed outputs' columns c_y): the barrier Newton
-    method of :meth:`Mechanism.estimate` from the uniform point, EM where it cannot run."""
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+    """The maximiser of ``Σ_y f_y log(π·c_y)`` on the simplex (observed outputs' columns c_y), from the uniform point:
+    the barrier Newton method of :meth:`Mechanism.estimate` where affordable, SQUAREM above, EM where Newton cannot
+    run (:func:`pml_design.mechanisms.mle.maximum_likelihood`)."""
+    from .mechanisms.mle import maximum_likelihood  # noqa: PLC0415
 
-    from .mechanisms.mechanism import _em_mle, _newton_mle  # noqa: PLC0415
-
-    start = np.full(columns.shape[0], 1.0 / columns.shape[0])
-    with threadpool_limits(1 if columns.shape[0] <= 1000 else None):
-        pi = _newton_mle(columns, freq, start)
-    return pi if pi is not None else _em_mle(columns, freq, start, max_iter, tol)
+    return maximum_likelihood(columns, freq, np.full(columns.shape[0], 1.0 / columns.shape[0]), max_iter, tol)
 
 
 def _check_one_distribution(cols1: np.ndarray, c1: np.ndarray, mechanism: object, c2: np.ndarray, pi: np.ndarray,
