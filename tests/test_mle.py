@@ -79,10 +79,61 @@ def test_estimate_takes_squarem_above_newtons_size_and_agrees(monkeypatch):
     reports = mech.privatize(rng.choice(n, size=20_000, p=p / p.sum()), rng=rng)
     exact = mech.estimate(reports, ci=0.95)
     calls = []
-    monkeypatch.setattr(mle, "NEWTON_MAX_WORK", 0.0)
+    monkeypatch.setattr(mle, "NEWTON_MAX_WORK", 0.0)  # (no Newton at all: SQUAREM to its strict tolerance)
     real = mle._squarem_mle
-    monkeypatch.setattr(mle, "_squarem_mle", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(mle, "_squarem_mle", lambda *a, **k: calls.append(k) or real(*a, **k))
     fast = mech.estimate(reports, ci=0.95)
-    assert calls == [1]
+    assert calls == [{"rtol": mle.SUPPORT_RTOL}, {}]
     assert np.abs(fast.estimate - exact.estimate).sum() < 1e-4
     np.testing.assert_allclose(fast.ci_high, exact.ci_high, atol=1e-4)
+
+
+def test_newton_on_the_support_gives_newtons_maximum_on_all_coordinates(monkeypatch):
+    Wu, fu = _problem(6, 80, 400, 3_000)
+    n = Wu.shape[0]
+    start = np.full(n, 1.0 / n)
+    newton = mle._newton_mle(Wu, fu, start)
+    assert 0 < (newton > 0).sum() < 50
+    shapes = []
+    real = mle._newton_mle
+    monkeypatch.setattr(mle, "_newton_mle", lambda W, *a: shapes.append(W.shape[0]) or real(W, *a))
+    monkeypatch.setattr(mle, "NEWTON_MAX_WORK", 50.0**2 * Wu.shape[1])  # not on all 80, on a support up to 50
+    got = mle.maximum_likelihood(Wu, fu, start, 10_000, 1e-10)
+    assert shapes and max(shapes) <= 50
+    assert _loglik(Wu, fu, got) == pytest.approx(_loglik(Wu, fu, newton), rel=1e-10, abs=0)
+    differ = (got > 0) != (newton > 0)  # only where the value is at the zeroing threshold's scale
+    assert np.abs(got - newton).sum() < 1e-5 and np.all(np.maximum(got, newton)[differ] < 1e-6)
+
+
+def test_a_support_missing_a_coordinate_is_completed_by_the_kkt_check():
+    Wu, fu = _problem(6, 80, 400, 3_000)
+    newton = mle._newton_mle(Wu, fu, np.full(80, 1.0 / 80))
+    top = int(np.argmax(newton))
+    wrong = newton.copy()
+    wrong[top] = 0.0  # the heaviest category left out: its gradient is far above 1 at the restricted optimum
+    wrong /= wrong.sum()
+    got = mle._polish_on_support(Wu, fu, wrong, 10_000, 1e-10)
+    assert got[top] > 0 and np.abs(got - newton).sum() < 1e-5
+
+
+def test_the_level_form_of_the_columns_gives_the_dense_products(monkeypatch):
+    monkeypatch.setattr(mle, "SPARSE_MIN_ENTRIES", 0)
+    rng = np.random.default_rng(8)
+    n, m = 30, 50
+    hi, lo = rng.random(m) + 1.0, rng.random(m) * 0.5 + 0.1
+    code = rng.choice(3, size=(n, m), p=[0.15, 0.8, 0.05])
+    W = np.where(code == 0, hi, np.where(code == 1, lo, 0.0))
+    W[:, 0], W[:, 1] = 0.0, 0.0
+    W[:3, 0] = hi[0]  # one level only
+    W[::2, 1] = lo[1] * 0.5  # a column whose rarer level is the smaller one
+    W[1::2, 1] = lo[1]
+    W *= 1.0 + rng.integers(-3, 4, size=W.shape) * 2.0**-52  # "equal" values differing in their last bits
+    cols = mle._Columns(W)
+    assert cols.sparse
+    pi, z = rng.dirichlet(np.ones(n)), rng.random(m)
+    np.testing.assert_allclose(cols.forward(pi), pi @ W, rtol=1e-11)
+    np.testing.assert_allclose(cols.backward(z), W @ z, rtol=1e-11)
+    generic = rng.random((n, m))  # three levels or more: dense
+    assert not mle._Columns(generic).sparse
+    monkeypatch.setattr(mle, "SPARSE_SHARE", 0.01)  # sparse parts too large: dense
+    assert not mle._Columns(W).sparse

@@ -6,13 +6,17 @@
 - :func:`_newton_mle`: a barrier Newton method, exact to a duality gap of ``N·1e-12``, boundary zeros included. Each
   step forms the N × N Hessian, ``O(N² M)``: at N = 5 000 on 5 402 outputs 66 steps took 161 s;
 - :func:`_squarem_mle`: EM accelerated by SQUAREM (Varadhan & Roland, *Scand. J. Statist.* 35, 2008, scheme S3),
-  ``O(N M)`` a step. There: 10 s, the log-likelihood within 5·10⁻¹² (relative) of Newton's and the estimate within
-  6·10⁻⁶ in ℓ1 (its statistical error at 10⁵ reports is ~10⁴ times larger; a stopping tolerance of 10⁻¹³: 7.6 s and
-  6·10⁻⁵, 10⁻¹⁵: 16 s and 2·10⁻⁶);
+  ``O(N M)`` a step (fewer where the columns have two levels: :class:`_Columns`). Alone, to a relative tolerance of
+  10⁻¹⁴ on the log-likelihood: 10 s there, the estimate within 6·10⁻⁶ in ℓ1 of Newton's; but at N = 10 000 (21 771
+  outputs) more than 15 minutes, the boundary coordinates creeping to 0;
+- :func:`_polish_on_support`: SQUAREM to 10⁻¹⁰ finds the support (the MLE's nonzero coordinates, a few hundred:
+  most categories of a wide column are estimated at 0), then Newton runs on it and the KKT condition is checked
+  on the rest (an active-set step). N = 5 000: 4.6 s in all, the log-likelihood within 4·10⁻¹² (relative) of
+  Newton's on all coordinates, the estimate within 2·10⁻⁶ in ℓ1 and the same zeros; N = 10 000: 37 s;
 - :func:`_em_mle`: plain EM (the iterative Bayesian update), the fall-back.
 
-:func:`maximum_likelihood` takes Newton while one Hessian costs at most :data:`NEWTON_MAX_WORK` (N² M), SQUAREM
-above.
+:func:`maximum_likelihood` takes Newton while one Hessian costs at most :data:`NEWTON_MAX_WORK` (N² M), SQUAREM and
+the polish above.
 """
 
 from __future__ import annotations
@@ -32,47 +36,152 @@ SQUAREM_RTOL: float = 1e-14
 def maximum_likelihood(Wu: np.ndarray, fu: np.ndarray, start: np.ndarray, max_iter: int, tol: float,
                        warm_start: object = None) -> np.ndarray:
     """The maximiser of ``Σ_y f_y log(π·w_y)`` on the simplex: Newton from ``warm_start()`` (a callable giving a
-    start, computed only for Newton; else ``start``) while affordable, SQUAREM from ``start`` above; EM where Newton's
-    system is singular."""
+    start, computed only for Newton; else ``start``) while affordable; above, SQUAREM from ``start`` to find the
+    support, then Newton on it (:func:`_polish_on_support`); EM where Newton's system is singular."""
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     n = Wu.shape[0]
     if float(n) * n * Wu.shape[1] > NEWTON_MAX_WORK:
-        return _squarem_mle(Wu, fu, start, max_iter, tol)
+        pi = _squarem_mle(Wu, fu, start, max_iter, tol, rtol=SUPPORT_RTOL)
+        return _polish_on_support(Wu, fu, pi, max_iter, tol)
     pi = start if warm_start is None else warm_start()
     with threadpool_limits(1 if n <= 1000 else None):  # small dense algebra: one BLAS thread
         newton = _newton_mle(Wu, fu, pi)  # the MLE in a few dozen Newton steps on the output counts
     return newton if newton is not None else _em_mle(Wu, fu, pi, max_iter, tol)
 
 
-def _em_step(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """One EM step (renormalised: exact arithmetic keeps the sum at 1, ``Σ_x π_x Σ_y w_xy f_y/q_y = Σ_y f_y``)."""
-    q = pi @ Wu
-    new = pi * (Wu @ (fu / np.where(q > 0, q, 1.0)))
+def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    """Newton on the support of ``pi`` (an active-set step): the MLE restricted to those coordinates, then the
+    optimality of the others checked, ``∂L/∂π_x = (W_u (f/q))_x ≤ 1`` (the KKT condition on the simplex: the
+    gradient's largest entries are those of the support, where it is 1); coordinates that violate it by more than
+    :data:`KKT_TOL` join the support and Newton runs again (at most :data:`POLISH_ROUNDS` times). Where the support
+    is too large for Newton, SQUAREM goes on to its strict tolerance instead."""
+    m = Wu.shape[1]
+    support = pi > 0
+    for _ in range(POLISH_ROUNDS):
+        s = int(support.sum())
+        if float(s) * s * m > NEWTON_MAX_WORK:
+            return _squarem_mle(Wu, fu, pi, max_iter, tol)
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+        with threadpool_limits(1 if s <= 1000 else None):
+            sub = _newton_mle(np.ascontiguousarray(Wu[support]), fu, pi[support] / pi[support].sum())
+        if sub is None:
+            return _squarem_mle(Wu, fu, pi, max_iter, tol)
+        full = np.zeros(Wu.shape[0])
+        full[support] = sub
+        q = full @ Wu
+        grad = Wu @ (fu / np.where(q > 0, q, 1.0))
+        violated = ~support & (grad > 1.0 + KKT_TOL)
+        if not violated.any():
+            return full
+        support |= violated
+        pi = np.where(violated, 1e-6, full)
+        pi /= pi.sum()
+    return full
+
+
+#: SQUAREM's tolerance when Newton polishes on its support: the support settles long before the values do (N = 5 000:
+#: 96 steps, 2.9 s, then Newton on its 619 coordinates 1.7 s; the log-likelihood within 4·10⁻¹² relative of Newton's
+#: on all 5 000 and the estimate within 2·10⁻⁶ in ℓ1. N = 10 000, 21 771 outputs: 103 steps, 26 s, then 11 s on 851
+#: coordinates, where SQUAREM to 10⁻¹⁴ ran for more than 15 minutes).
+SUPPORT_RTOL: float = 1e-10
+#: Slack on the KKT condition ``∂L/∂π_x ≤ 1`` off the support, and the most rounds of :func:`_polish_on_support`.
+KKT_TOL: float = 1e-9
+POLISH_ROUNDS: int = 5
+
+
+#: Relative spread of the values within a level of a column (a design's rows rescaled to sum to 1 leave "equal"
+#: values differing in their last bits); the same rule as the disclosure's (``posterior.LEVEL_RTOL``).
+LEVEL_RTOL: float = 1e-12
+#: The level form is used where its sparse parts hold at most this share of the entries (else the dense columns)
+#: and the columns have at least :data:`SPARSE_MIN_ENTRIES` entries.
+SPARSE_SHARE: float = 0.25
+SPARSE_MIN_ENTRIES: int = 10**6
+
+
+class _Columns:
+    """The observed outputs' columns ``W_u`` (N × M) for the products ``πᵀW_u`` and ``W_u z`` of EM.
+
+    Where every column has at most two positive values (each within :data:`LEVEL_RTOL`) and zeros — the columns of a
+    frequency-estimation design, of its LDP channel, of randomized response — ``W_u = (a − b)∘A + b∘(1 − Z)``, with
+    ``A`` the incidence of each column's rarer positive level (value ``a_y``), ``b_y`` the other's and ``Z`` the
+    zeros: two sparse matrices instead of N·M numbers. At N = 10 000 on 21 778 outputs of an ε = 2 channel (12 % of
+    the entries in ``A``) a product reads 2.6·10⁷ stored entries instead of 2.2·10⁸. Dense otherwise, or where the
+    sparse parts would hold more than :data:`SPARSE_SHARE` of the entries. The values of a level are represented by
+    its largest, so the products are exact up to ``LEVEL_RTOL`` relative."""
+
+    def __init__(self, Wu: np.ndarray) -> None:
+        self.dense, self.shape = Wu, Wu.shape
+        self.sparse = False
+        n, m = Wu.shape
+        if n * m < SPARSE_MIN_ENTRIES:
+            return
+        hi = Wu.max(axis=0)
+        lo = np.min(Wu, axis=0, where=Wu > 0, initial=np.inf)  # the smallest positive value (no N × M temporary)
+        in_hi = Wu >= hi * (1.0 - LEVEL_RTOL)
+        zero = Wu == 0
+        in_lo = ~in_hi & ~zero
+        if not np.all(in_lo <= (Wu <= lo * (1.0 + LEVEL_RTOL))):
+            return
+        n_hi, n_lo = in_hi.sum(axis=0), in_lo.sum(axis=0)
+        rare_hi = n_hi <= n_lo
+        if float(np.minimum(n_hi, n_lo).sum() + zero.sum()) > SPARSE_SHARE * n * m:
+            return
+        from scipy import sparse  # noqa: PLC0415
+
+        rare = np.where(rare_hi, in_hi, in_lo)
+        self.a = np.where(rare_hi, hi, np.where(np.isfinite(lo), lo, 0.0))
+        self.b = np.where(rare_hi, np.where(n_lo > 0, np.where(np.isfinite(lo), lo, 0.0), 0.0), hi)
+        self.A = sparse.csc_matrix(rare, dtype=float)
+        self.Z = sparse.csc_matrix(zero, dtype=float)
+        self.sparse, self.dense = True, None
+
+    def forward(self, pi: np.ndarray) -> np.ndarray:
+        """``πᵀ W_u`` (length M)."""
+        if not self.sparse:
+            return pi @ self.dense
+        return (self.a - self.b) * (self.A.T @ pi) + self.b * (pi.sum() - self.Z.T @ pi)
+
+    def backward(self, z: np.ndarray) -> np.ndarray:
+        """``W_u z`` (length N)."""
+        if not self.sparse:
+            return self.dense @ z
+        return self.A @ ((self.a - self.b) * z) + float(self.b @ z) - self.Z @ (self.b * z)
+
+
+def _em_step(cols: _Columns, fu: np.ndarray, pi: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """One EM step from ``pi`` with ``q = πᵀW_u`` (renormalised: exact arithmetic keeps the sum at 1,
+    ``Σ_x π_x Σ_y w_xy f_y/q_y = Σ_y f_y``)."""
+    new = pi * cols.backward(fu / np.where(q > 0, q, 1.0))
     return new / new.sum()
 
 
-def _loglik(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray) -> float:
-    q = pi @ Wu
+def _loglik(fu: np.ndarray, q: np.ndarray) -> float:
     return float(fu @ np.log(q)) if np.all(q > 0) else -np.inf
 
 
-def _squarem_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+def _squarem_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float,
+                 rtol: float = SQUAREM_RTOL) -> np.ndarray:
     """EM accelerated by SQUAREM, scheme S3: from two EM steps ``r = F(π) − π``, ``v = F(F(π)) − 2F(π) + π``, the step
     ``π − 2αr + α²v`` with ``α = −‖r‖/‖v‖`` (at most −1; moved towards −1 until the point is positive), then one EM
     step from it, kept only if the log-likelihood does not fall below the plain double step's (so it never falls: EM
     never lowers it). Stops after ``max_iter`` steps, an ℓ1 move below ``tol``, or three steps each raising the
-    log-likelihood by at most :data:`SQUAREM_RTOL` of it. Coordinates below ``10 N · 10⁻¹²`` are then set to 0, as
+    log-likelihood by at most ``rtol`` of it (default :data:`SQUAREM_RTOL`). Coordinates below ``10 N · 10⁻¹²`` are then set to 0, as
     :func:`_newton_mle` sets them (N = 5 000: the 4 495 coordinates so set held 2·10⁻⁷ in all, and are Newton's
-    zeros; EM left them at 10⁻⁴¹ – 10⁻⁸)."""
+    zeros; EM left them at 10⁻⁴¹ – 10⁻⁸). The products go through :class:`_Columns` (sparse level form where it
+    applies)."""
+    cols = _Columns(Wu)
     pi = np.asarray(pi, dtype=float) / np.sum(pi)
-    ll, flat = _loglik(Wu, fu, pi), 0
+    q = cols.forward(pi)
+    ll, flat = _loglik(fu, q), 0
     for _ in range(max_iter):
-        p1 = _em_step(Wu, fu, pi)
-        p2 = _em_step(Wu, fu, p1)
+        p1 = _em_step(cols, fu, pi, q)
+        p2 = _em_step(cols, fu, p1, cols.forward(p1))
         r, v = p1 - pi, p2 - 2.0 * p1 + pi
         nv = float(np.linalg.norm(v))
-        new, new_ll = p2, _loglik(Wu, fu, p2)
+        q2 = cols.forward(p2)
+        new, new_q, new_ll = p2, q2, _loglik(fu, q2)
         if nv > 0.0:
             alpha = min(-float(np.linalg.norm(r)) / nv, -1.0)
             cand = pi - 2.0 * alpha * r + alpha * alpha * v
@@ -80,13 +189,15 @@ def _squarem_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, 
                 alpha = min((alpha - 1.0) / 2.0, -1.0)
                 cand = pi - 2.0 * alpha * r + alpha * alpha * v
             if np.all(cand > 0.0):
-                cand = _em_step(Wu, fu, cand / cand.sum())
-                cand_ll = _loglik(Wu, fu, cand)
+                cand /= cand.sum()
+                cand = _em_step(cols, fu, cand, cols.forward(cand))
+                cand_q = cols.forward(cand)
+                cand_ll = _loglik(fu, cand_q)
                 if cand_ll >= new_ll:
-                    new, new_ll = cand, cand_ll
+                    new, new_q, new_ll = cand, cand_q, cand_ll
         moved = float(np.abs(new - pi).sum())
-        flat = flat + 1 if new_ll - ll <= SQUAREM_RTOL * abs(new_ll) else 0
-        pi, ll = new, new_ll
+        flat = flat + 1 if new_ll - ll <= rtol * abs(new_ll) else 0
+        pi, q, ll = new, new_q, new_ll
         if moved < tol or flat >= 3:
             break
     pi = np.where(pi < 10 * pi.shape[0] * 1e-12, 0.0, pi)  # zeros as Newton sets them (EM only shrinks them: 1e-41)
