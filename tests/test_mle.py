@@ -137,3 +137,42 @@ def test_the_level_form_of_the_columns_gives_the_dense_products(monkeypatch):
     assert not mle._Columns(generic).sparse
     monkeypatch.setattr(mle, "SPARSE_SHARE", 0.01)  # sparse parts too large: dense
     assert not mle._Columns(W).sparse
+
+
+def test_a_full_rank_is_certified_by_cholesky_and_a_deficient_one_is_not(monkeypatch):
+    from pml_design.mechanisms import mechanism
+
+    monkeypatch.setattr(mechanism, "RANK_CERTIFICATE_WORK", 0.0)
+    rng = np.random.default_rng(9)
+    W = np.where(rng.random((40, 120)) < 0.3, np.e**2, 1.0)
+    W /= W.sum(axis=1, keepdims=True)
+    assert mechanism._full_rank_certified(W)
+    assert pml.Mechanism(W).identifiable
+    merged = W.copy()
+    merged[1] = merged[0]  # two categories the reports cannot tell apart
+    assert not mechanism._full_rank_certified(merged)
+    assert not pml.Mechanism(merged).identifiable  # the SVD decides
+    near = W.copy()
+    near[1] = W[0] + 1e-6 * (W[1] - W[0])  # σ_min/σ_max ≈ 1e-7: identifiable by the SVD's 1e-8 rule, not certified
+    assert not mechanism._full_rank_certified(near) and pml.Mechanism(near).identifiable
+
+
+def test_the_covariance_by_cholesky_is_the_restricted_inverse():
+    from pml_design.mechanisms.mechanism import _restricted_inverse, simplex_covariance
+
+    rng = np.random.default_rng(10)
+    for n, m in ((5, 9), (30, 80), (60, 300)):
+        W = np.where(rng.random((n, m)) < 0.3, np.e**2, 1.0)
+        W /= W.sum(axis=1, keepdims=True)
+        pi = rng.dirichlet(np.ones(n))
+        F = (W / (pi @ W)) @ W.T
+        U = np.linalg.qr(np.column_stack([np.ones(n), np.eye(n)[:, : n - 1]]))[0][:, 1:]  # orthonormal basis of 1⊥
+        direct = U @ np.linalg.inv(U.T @ F @ U) @ U.T
+        d = np.sqrt(np.diag(F))
+        assert _restricted_inverse(F / np.outer(d, d), d) is not None  # the fast path applies
+        np.testing.assert_allclose(simplex_covariance(F), direct, rtol=1e-8, atol=1e-12 * np.abs(direct).max())
+    singular = F.copy()
+    singular[:, 0] = singular[0, :] = 0.0  # a category the reports never inform: the eigendecomposition's route
+    d = np.sqrt(np.where(np.diag(singular) > 0, np.diag(singular), 1.0))
+    assert _restricted_inverse(singular / np.outer(d, d), d) is None
+    assert np.all(np.isfinite(simplex_covariance(singular)))
