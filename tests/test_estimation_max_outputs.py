@@ -272,3 +272,30 @@ def test_the_cap_counts_the_cheaper_binary_files_above_their_size(monkeypatch):
                               compare=False, matrix_format="auto")
     cli_design._time_budget(args, 25, time.perf_counter(), True)
     assert args.outputs_cap == 200
+
+
+def test_the_time_kept_covers_a_design_that_ends_below_the_binary_size(monkeypatch):
+    """A review: with a cap above the size where the matrix turns binary, a design ending just below it is written
+    as text, slower: N = 1 000, --time-limit 4 kept 2.0 s where 4 194 outputs as text take 2.4 s. The time kept is
+    now the worst over the counts the design may end with, and the cap goes beyond the text range only where the
+    whole text range fits."""
+    import argparse
+    import time
+
+    from pml_design.cli import design as cli_design
+    from pml_design.design.estimation import affordable
+    from pml_design.deploy.matrix_binary import BINARY_ABOVE
+
+    monkeypatch.setattr(affordable, "cached_single_thread_factor", lambda: 1.0)
+    rates = cli_design.POST_SECONDS_PER_ENTRY
+    n = 1000
+    text_worst = (BINARY_ABOVE // n) * n * (rates["disclosure"] + rates["files"])
+    for limit in (4.0, 60.0):
+        args = argparse.Namespace(utility="frequency_estimation", max_outputs=None, time_limit=limit, json=False,
+                                  compare=False, matrix_format="auto")
+        _, keep = cli_design._time_budget(args, n, time.perf_counter(), True)
+        cap = args.outputs_cap if getattr(args, "outputs_by_time", False) else min(32768, 16 * n)
+        assert keep >= min(cap, BINARY_ABOVE // n) * n * (rates["disclosure"] + rates["files"]) - 1e-9
+        if getattr(args, "outputs_by_time", False):
+            assert keep <= cli_design.POST_SHARE * limit + 1e-9
+            assert cap <= BINARY_ABOVE // n or text_worst <= cli_design.POST_SHARE * limit

@@ -168,3 +168,16 @@ def test_matrix_format_needs_an_output(capsys, tmp_path):
     code, _, err = _cli(capsys, "design", "--csv", str(data), "--column", "c", "--epsilon", "2", "--radius", "0.1",
                         "--matrix-format", "text")
     assert code == 2 and "argument --matrix-format: only with --output" in err and err.count("\n") == 1
+
+
+def test_extra_may_not_carry_a_matrix_binary_field(design, tmp_path):
+    for fmt in ("text", "binary"):
+        with pytest.raises(ValueError, match="extra may not replace the standard field 'matrix_binary'"):
+            save_mechanism(design, tmp_path / f"{fmt}.json", matrix_format=fmt, extra={"matrix_binary": {}})
+
+
+def test_a_shape_above_the_limit_is_refused_before_decoding(design):
+    W = np.asarray(design.result.matrix, dtype=float)
+    n = W.shape[0]
+    with pytest.raises(ValueError, match=r"more than this library reads \(536870912\)"):
+        matrix_binary.decode_matrix(_field(W, shape=[n, matrix_binary.MAX_ENTRIES // n + 1]))

@@ -198,14 +198,20 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
         file_rate = (rates["binary files"] if binary else rates["files"]) if files else 0.0
         return n * scale * (rates["disclosure"] + file_rate + (rates["json"] if args.json else 0.0))
 
+    turn = BINARY_ABOVE // n if args.matrix_format == "auto" else outputs  # the most outputs still written as text
+
+    def worst(k: int) -> float:  # what follows a design of at most k outputs, whichever count it ends with (a review:
+        j = min(k, turn)         # the cost drops where the matrix turns binary, so a smaller design can cost more)
+        return max(k * per_output(k), j * per_output(j))
+
     limit = float(args.time_limit)
     what = (f"(the disclosure listing{', the files' if files else ''}{', the JSON' if args.json else ''})")
-    if estimation and outputs * per_output(outputs) > POST_SHARE * limit:  # fewer outputs, so that the files fit
-        # the most outputs that fit, below and above the size where the matrix turns binary (the rate drops there)
-        turn, fit = BINARY_ABOVE // n, 0
-        for lo, hi in ((1, min(outputs, turn)), (turn + 1, outputs)):
-            k = min(hi, int(POST_SHARE * limit / per_output(hi))) if lo <= hi else 0
-            fit = max(fit, k if k >= lo else 0)
+    if estimation and worst(outputs) > POST_SHARE * limit:  # fewer outputs, so that the files fit
+        # the most outputs that fit: in the text range, or beyond it where the whole text range fits too
+        fit = min(outputs, turn, int(POST_SHARE * limit / per_output(min(outputs, turn))))
+        if outputs > turn and worst(turn + 1) <= POST_SHARE * limit:
+            beyond = min(outputs, int(POST_SHARE * limit / per_output(outputs)))
+            fit = beyond if beyond > turn else fit
         if fit < n:
             raise CliError(f"argument --time-limit: {limit:g} s is too short for {n} categories: what follows the "
                            f"design {what} takes about {n * per_output(n):.0f} s on this machine for a mechanism with "
@@ -213,7 +219,7 @@ def _time_budget(args: argparse.Namespace, n: int, started: float, files: bool) 
                            f"machine's load); give at least {math.ceil(2 * n * per_output(n) / POST_SHARE + 10)} s")
         outputs = args.outputs_cap = fit
         args.outputs_by_time = True
-    keep = outputs * per_output(outputs)
+    keep = worst(outputs)
     spent = time.perf_counter() - started
     left = limit - spent - keep
     if left < 0.1 * limit and spent + keep + 0.1 * limit <= 1.1 * limit + 3.0:

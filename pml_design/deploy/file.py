@@ -264,7 +264,7 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
         if hasattr(result, key):
             doc[key] = getattr(result, key)
     for key, value in (extra or {}).items():
-        if key in doc or key == "sha256":
+        if key in doc or key in ("sha256", BINARY_FIELD):
             raise ValueError(f"extra may not replace the standard field {key!r} of a mechanism file")
         if key in RAW_FIELDS:
             raise ValueError(f"extra may not hold {key!r}: a mechanism file carries no raw data of the design records")

@@ -32,8 +32,10 @@ ENCODING: str = "float64-le-columns-zlib-base64"
 #: ``matrix_format="auto"`` writes the binary matrix above this many entries (N × outputs; 4.2 M entries is ~90 MB of
 #: text, more than anyone reads), the rows as text up to it.
 BINARY_ABOVE: int = 2**22
-#: The most entries a file may declare (16 GB of doubles): a larger shape is refused before anything is allocated.
-MAX_ENTRIES: int = 2**31
+#: The most entries a file may declare, refused before anything is allocated: 2**29 (4.3 GB of doubles, twice that
+#: while decoding) holds the widest design (N = 10 000 × 32 768 outputs: 3.3·10⁸). A review: any shape up to 2**31
+#: was accepted, and an all-zero matrix inflates ~650 times (a 26 MB file asked for ~34 GB).
+MAX_ENTRIES: int = 2**29
 #: The values of ``matrix_format``.
 MATRIX_FORMATS: tuple[str, ...] = ("auto", "text", "binary")
 

@@ -59,15 +59,21 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
     m = Wu.shape[1]
     support = pi > 0
     for _ in range(POLISH_ROUNDS):
+        unreached = ~(Wu[support] > 0).any(axis=0)  # observed outputs no row of the support can produce (a review: an
+        if unreached.any():                          # output only a category zeroed by SQUAREM reaches made q = 0)
+            joined = ~support & (Wu[:, unreached] > 0).any(axis=1)
+            support |= joined
+            pi = np.where(joined, 1e-6, pi)
+            pi /= pi.sum()
         s = int(support.sum())
         if float(s) * s * m > NEWTON_MAX_WORK:
-            return _squarem_mle(Wu, fu, pi, max_iter, tol)
+            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)  # zeros revivable
         from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
         with threadpool_limits(1 if s <= 1000 else None):
             sub = _newton_mle(np.ascontiguousarray(Wu[support]), fu, pi[support] / pi[support].sum())
         if sub is None:
-            return _squarem_mle(Wu, fu, pi, max_iter, tol)
+            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)  # zeros revivable
         full = np.zeros(Wu.shape[0])
         full[support] = sub
         q = full @ Wu
@@ -108,8 +114,9 @@ class _Columns:
     ``A`` the incidence of each column's rarer positive level (value ``a_y``), ``b_y`` the other's and ``Z`` the
     zeros: two sparse matrices instead of N·M numbers. At N = 10 000 on 21 778 outputs of an ε = 2 channel (12 % of
     the entries in ``A``) a product reads 2.6·10⁷ stored entries instead of 2.2·10⁸. Dense otherwise, or where the
-    sparse parts would hold more than :data:`SPARSE_SHARE` of the entries. The values of a level are represented by
-    its largest, so the products are exact up to ``LEVEL_RTOL`` relative."""
+    sparse parts would hold more than :data:`SPARSE_SHARE` of the entries. The top level is represented by its
+    largest value, the other by its smallest, so the products are exact up to ``LEVEL_RTOL`` relative (and the
+    rounding of ``b·Σπ − (b − a)·Σ_A π``, ~``u·hi/lo``: negligible for ratios up to ``e^ε``, ε ≤ 10)."""
 
     def __init__(self, Wu: np.ndarray) -> None:
         self.dense, self.shape = Wu, Wu.shape
@@ -167,7 +174,8 @@ def _squarem_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, 
     ``π − 2αr + α²v`` with ``α = −‖r‖/‖v‖`` (at most −1; moved towards −1 until the point is positive), then one EM
     step from it, kept only if the log-likelihood does not fall below the plain double step's (so it never falls: EM
     never lowers it). Stops after ``max_iter`` steps, an ℓ1 move below ``tol``, or three steps each raising the
-    log-likelihood by at most ``rtol`` of it (default :data:`SQUAREM_RTOL`). Coordinates below ``10 N · 10⁻¹²`` are then set to 0, as
+    log-likelihood by at most ``rtol`` of it (default :data:`SQUAREM_RTOL`). Coordinates below ``10 N · 10⁻¹²`` are
+    then set to 0, as
     :func:`_newton_mle` sets them (N = 5 000: the 4 495 coordinates so set held 2·10⁻⁷ in all, and are Newton's
     zeros; EM left them at 10⁻⁴¹ – 10⁻⁸). The products go through :class:`_Columns` (sparse level form where it
     applies)."""
@@ -231,6 +239,8 @@ def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float 
     n = pi.shape[0]
     pi = 0.5 * pi / pi.sum() + 0.5 / n  # strictly interior start
     mu = 1e-5
+    if not np.all(pi @ Wu > 0):  # an observed output no row reaches: no finite maximum here (the caller falls back)
+        return None
 
     def phi(p: np.ndarray) -> float:
         q = p @ Wu
@@ -246,6 +256,8 @@ def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float 
             X = Wu * (np.sqrt(fu) / q)  # H = XXᵀ: a symmetric rank-k update, half a general product (2.2× at
             H = X @ X.T                  # N = 2 000, 6 000 outputs: 0.65 → 0.29 s a step)
             H[np.diag_indices(n)] += mu / pi**2
+            if not (np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
+                return None
             try:
                 c = np.linalg.cholesky(H)
             except np.linalg.LinAlgError:
