@@ -181,3 +181,28 @@ def test_a_shape_above_the_limit_is_refused_before_decoding(design):
     n = W.shape[0]
     with pytest.raises(ValueError, match=r"more than this library reads \(536870912\)"):
         matrix_binary.decode_matrix(_field(W, shape=[n, matrix_binary.MAX_ENTRIES // n + 1]))
+
+
+def test_estimate_shows_a_bar_for_a_wide_mechanism_and_none_for_a_small_one(capsys, tmp_path, monkeypatch):
+    from pml_design.cli import deploy as cli_deploy
+
+    data = tmp_path / "data.csv"
+    rng = np.random.default_rng(1)
+    data.write_text("c\n" + "\n".join(COLOURS[rng.choice(4, size=2000, p=[0.4, 0.3, 0.2, 0.1])]) + "\n")
+    assert _cli(capsys, "design", "--csv", str(data), "--column", "c", "--epsilon", "2", "--delta", "1e-3",
+                "--time-limit", "8", "-o", str(tmp_path / "m"))[0] == 0
+    assert _cli(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(data), "--column", "c",
+                "-o", str(tmp_path / "r.csv"), "--allow-design-data")[0] == 0
+    steps = []
+    real = cli_deploy._long_step
+    monkeypatch.setattr(cli_deploy, "_long_step", lambda args, desc, long: steps.append((desc, long)) or
+                        real(args, desc, long))
+    argv = ("estimate", str(tmp_path / "m.json"), "--csv", str(tmp_path / "r.csv"), "--column", "c")
+    assert _cli(capsys, *argv)[0] == 0
+    assert [long for _, long in steps] == [False, False]
+    steps.clear()
+    monkeypatch.setattr(cli_deploy, "WIDE_FILE_BYTES", 0)
+    monkeypatch.setattr(cli_deploy, "WIDE_WORK", 0.0)
+    code, out, _ = _cli(capsys, *argv)
+    assert code == 0 and steps == [(f"checking {tmp_path / 'm.json'}", True), ("estimating", True)]
+    assert "estimated distribution" in out
