@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..posterior import two_levels
+
 __all__: list[str] = []
 
 #: Newton while ``N² M`` (one Hessian's multiply-adds) is at most this, SQUAREM above: 2·10¹⁰ is ~0.5 s a step on
@@ -32,22 +34,31 @@ NEWTON_MAX_WORK: float = 2e10
 #: estimate by less than ``tol`` in ℓ1.
 SQUAREM_RTOL: float = 1e-14
 
+#: The barrier's last weight in :func:`_newton_mle`; coordinates below ``10 N`` times it are the MLE's zeros (also
+#: after :func:`_squarem_mle`).
+MU_FINAL: float = 1e-12
+
 
 def maximum_likelihood(Wu: np.ndarray, fu: np.ndarray, start: np.ndarray, max_iter: int, tol: float,
                        warm_start: object = None) -> np.ndarray:
     """The maximiser of ``Σ_y f_y log(π·w_y)`` on the simplex: Newton from ``warm_start()`` (a callable giving a
     start, computed only for Newton; else ``start``) while affordable; above, SQUAREM from ``start`` to find the
     support, then Newton on it (:func:`_polish_on_support`); EM where Newton's system is singular."""
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
     n = Wu.shape[0]
     if float(n) * n * Wu.shape[1] > NEWTON_MAX_WORK:
         pi = _squarem_mle(Wu, fu, start, max_iter, tol, rtol=SUPPORT_RTOL)
         return _polish_on_support(Wu, fu, pi, max_iter, tol)
     pi = start if warm_start is None else warm_start()
-    with threadpool_limits(1 if n <= 1000 else None):  # small dense algebra: one BLAS thread
-        newton = _newton_mle(Wu, fu, pi)  # the MLE in a few dozen Newton steps on the output counts
+    newton = _newton_one_thread_when_small(Wu, fu, pi)  # the MLE in a few dozen Newton steps on the output counts
     return newton if newton is not None else _em_mle(Wu, fu, pi, max_iter, tol)
+
+
+def _newton_one_thread_when_small(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray) -> np.ndarray | None:
+    """:func:`_newton_mle` on one BLAS thread up to 1 000 categories (small dense algebra is never oversubscribed)."""
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    with threadpool_limits(1 if Wu.shape[0] <= 1000 else None):
+        return _newton_mle(Wu, fu, pi)
 
 
 def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
@@ -66,14 +77,10 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
             pi = np.where(joined, 1e-6, pi)
             pi /= pi.sum()
         s = int(support.sum())
-        if float(s) * s * m > NEWTON_MAX_WORK:
-            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)  # zeros revivable
-        from threadpoolctl import threadpool_limits  # noqa: PLC0415
-
-        with threadpool_limits(1 if s <= 1000 else None):
-            sub = _newton_mle(np.ascontiguousarray(Wu[support]), fu, pi[support] / pi[support].sum())
-        if sub is None:
-            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)  # zeros revivable
+        sub = None if float(s) * s * m > NEWTON_MAX_WORK else _newton_one_thread_when_small(
+            np.ascontiguousarray(Wu[support]), fu, pi[support] / pi[support].sum())
+        if sub is None:  # the support too large for Newton, or its system singular: SQUAREM, zeros revivable
+            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)
         full = np.zeros(Wu.shape[0])
         full[support] = sub
         q = full @ Wu
@@ -97,9 +104,6 @@ KKT_TOL: float = 1e-9
 POLISH_ROUNDS: int = 5
 
 
-#: Relative spread of the values within a level of a column (a design's rows rescaled to sum to 1 leave "equal"
-#: values differing in their last bits); the same rule as the disclosure's (``posterior.LEVEL_RTOL``).
-LEVEL_RTOL: float = 1e-12
 #: The level form is used where its sparse parts hold at most this share of the entries (else the dense columns)
 #: and the columns have at least :data:`SPARSE_MIN_ENTRIES` entries.
 SPARSE_SHARE: float = 0.25
@@ -109,13 +113,14 @@ SPARSE_MIN_ENTRIES: int = 10**6
 class _Columns:
     """The observed outputs' columns ``W_u`` (N × M) for the products ``πᵀW_u`` and ``W_u z`` of EM.
 
-    Where every column has at most two positive values (each within :data:`LEVEL_RTOL`) and zeros — the columns of a
+    Where every column has at most two positive values (each within ``posterior.LEVEL_RTOL``: the disclosure's rule,
+    :func:`pml_design.posterior.two_levels`) and zeros — the columns of a
     frequency-estimation design, of its LDP channel, of randomized response — ``W_u = (a − b)∘A + b∘(1 − Z)``, with
     ``A`` the incidence of each column's rarer positive level (value ``a_y``), ``b_y`` the other's and ``Z`` the
     zeros: two sparse matrices instead of N·M numbers. At N = 10 000 on 21 778 outputs of an ε = 2 channel (12 % of
     the entries in ``A``) a product reads 2.6·10⁷ stored entries instead of 2.2·10⁸. Dense otherwise, or where the
     sparse parts would hold more than :data:`SPARSE_SHARE` of the entries. The top level is represented by its
-    largest value, the other by its smallest, so the products are exact up to ``LEVEL_RTOL`` relative (and the
+    largest value, the other by its smallest, so the products are exact up to that tolerance, relative (and the
     rounding of ``b·Σπ − (b − a)·Σ_A π``, ~``u·hi/lo``: negligible for ratios up to ``e^ε``, ε ≤ 10)."""
 
     def __init__(self, Wu: np.ndarray) -> None:
@@ -124,13 +129,10 @@ class _Columns:
         n, m = Wu.shape
         if n * m < SPARSE_MIN_ENTRIES:
             return
-        hi = Wu.max(axis=0)
-        lo = np.min(Wu, axis=0, where=Wu > 0, initial=np.inf)  # the smallest positive value (no N × M temporary)
-        in_hi = Wu >= hi * (1.0 - LEVEL_RTOL)
-        zero = Wu == 0
-        in_lo = ~in_hi & ~zero
-        if not np.all(in_lo <= (Wu <= lo * (1.0 + LEVEL_RTOL))):
+        hi, lo, in_hi, in_lo, two = two_levels(Wu, axis=0)
+        if not two.all():
             return
+        zero = Wu == 0
         n_hi, n_lo = in_hi.sum(axis=0), in_lo.sum(axis=0)
         rare_hi = n_hi <= n_lo
         if float(np.minimum(n_hi, n_lo).sum() + zero.sum()) > SPARSE_SHARE * n * m:
@@ -208,7 +210,7 @@ def _squarem_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, 
         pi, q, ll = new, new_q, new_ll
         if moved < tol or flat >= 3:
             break
-    pi = np.where(pi < 10 * pi.shape[0] * 1e-12, 0.0, pi)  # zeros as Newton sets them (EM only shrinks them: 1e-41)
+    pi = np.where(pi < 10 * pi.shape[0] * MU_FINAL, 0.0, pi)  # zeros as Newton sets them (EM only shrinks them: 1e-41)
     return pi / pi.sum()
 
 
@@ -216,17 +218,16 @@ def _em_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: 
     """EM (the iterative Bayesian update) ``π_x ← π_x Σ_y f_y w_xy/(π·w_y)`` on the observed outputs' columns, from
     ``pi``, until the ℓ1 change is below ``tol``. Only observed outputs enter; the update is renormalised, so its
     fixed points are the KKT points of ``Σ_y f_y log(π·w_y)`` on the simplex whatever the columns' scale."""
+    cols = _Columns(Wu)
     for _ in range(max_iter):
-        py = pi @ Wu
-        new = pi * (Wu @ (fu / np.where(py > 0, py, 1.0)))
-        new /= new.sum()
+        new = _em_step(cols, fu, pi, cols.forward(pi))
         if np.abs(new - pi).sum() < tol:
             return new
         pi = new
     return pi
 
 
-def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float = 1e-12) -> np.ndarray | None:
+def _newton_mle(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, mu_final: float = MU_FINAL) -> np.ndarray | None:
     """The maximiser of ``L(π) = Σ_y f_y log(π·w_y)`` on the simplex by a barrier Newton method, or None.
 
     The sufficient statistics are the output frequencies ``f_y`` (reports never enter). With ``q = πᵀW``,
