@@ -87,6 +87,7 @@ def _field(W: np.ndarray, **change) -> dict:
     ({"data": "not base64!"}, r"not base64 of zlib data"),
     ({"data": base64.b64encode(b"plain bytes").decode()}, r"not base64 of zlib data"),
     ({"data": 7}, r"matrix_binary.data must be a base64 string, got int"),
+    ({"dtype": "<f4"}, r"matrix_binary has fields this library does not read: \['dtype'\]"),
 ])
 def test_a_malformed_field_is_refused_in_one_line(design, tmp_path, change, message):
     path = save_mechanism(design, tmp_path / "b.json", matrix_format="binary")
@@ -122,13 +123,14 @@ def test_the_version_and_the_field_must_agree(design, tmp_path):
             load_mechanism(bad)
 
 
-def test_an_older_reader_would_refuse_version_3_by_its_version(tmp_path, design):
+@pytest.mark.parametrize(("version", "shown"), [(4, "4"), (True, "True"), (3.0, "3.0"), ("3", "'3'")])
+def test_an_older_reader_would_refuse_version_3_by_its_version(tmp_path, design, version, shown):
     path = save_mechanism(design, tmp_path / "b.json", matrix_format="binary")
     doc = json.loads(path.read_text())
-    doc["format_version"] = 4
+    doc["format_version"] = version  # true was read as version 1 (a bool is an int in Python)
     doc["sha256"] = content_hash(doc)
     path.write_text(json.dumps(doc))
-    with pytest.raises(MechanismFileError, match=r"format_version 4 is not supported by this library \(reads 1 to 3\)"):
+    with pytest.raises(MechanismFileError, match=rf"format_version {shown} is not supported by this library \(reads 1 to 3\)"):
         load_mechanism(path)
 
 

@@ -348,7 +348,7 @@ def _read_document(path: pathlib.Path) -> dict:
         raise MechanismFileError(f"mechanism file {path}: not a pml-design mechanism file (no \"format\": "
                                  f"\"{FORMAT}\"); write one with DesignResult.save or 'pml-design design -o'")
     version = doc.get("format_version")
-    if not isinstance(version, int) or not 1 <= version <= FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
         raise MechanismFileError(f"mechanism file {path}: format_version {version!r} is not supported by this "
                                  f"library (reads 1 to {FORMAT_VERSION}); upgrade pml-design")
     return doc

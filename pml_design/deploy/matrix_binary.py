@@ -59,6 +59,9 @@ def decode_matrix(field: object) -> np.ndarray:
     if not isinstance(field, dict) or field.get("encoding") != ENCODING:
         got = repr(field.get("encoding")) if isinstance(field, dict) else type(field).__name__
         raise ValueError(f"{FIELD} must be an object with \"encoding\": \"{ENCODING}\", got {got}")
+    extra = sorted(map(str, set(field) - {"encoding", "shape", "data"}))
+    if extra:  # a field this version does not know may change the meaning of the others: refused, not ignored
+        raise ValueError(f"{FIELD} has fields this library does not read: {extra[:5]} (it reads encoding, shape, data)")
     shape, data = field.get("shape"), field.get("data")
     if (not isinstance(shape, list) or len(shape) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in shape)):
