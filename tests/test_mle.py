@@ -121,6 +121,22 @@ def test_a_support_missing_a_coordinate_is_completed_by_the_kkt_check():
     assert got[top] > 0 and np.abs(got - newton).sum() < 1e-5
 
 
+def test_rounds_that_end_off_the_kkt_condition_hand_over_to_squarem(monkeypatch):
+    Wu, fu = _problem(6, 80, 400, 3_000)
+    newton = mle._newton_mle(Wu, fu, np.full(80, 1.0 / 80))
+    top = int(np.argmax(newton))
+    wrong = newton.copy()
+    wrong[top] = 0.0
+    wrong /= wrong.sum()
+    calls = []
+    real = mle._squarem_mle
+    monkeypatch.setattr(mle, "_squarem_mle", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(mle, "POLISH_ROUNDS", 1)  # the one round leaves the heaviest category out: not the MLE
+    got = mle._polish_on_support(Wu, fu, wrong, 10_000, 1e-12)
+    assert calls and got[top] > 0
+    assert _loglik(Wu, fu, got) == pytest.approx(_loglik(Wu, fu, newton), rel=1e-9, abs=0)
+
+
 def test_the_level_form_of_the_columns_gives_the_dense_products(monkeypatch):
     monkeypatch.setattr(mle, "SPARSE_MIN_ENTRIES", 0)
     rng = np.random.default_rng(8)

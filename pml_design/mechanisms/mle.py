@@ -66,7 +66,8 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
     optimality of the others checked, ``∂L/∂π_x = (W_u (f/q))_x ≤ 1`` (the KKT condition on the simplex: the
     gradient's largest entries are those of the support, where it is 1); coordinates that violate it by more than
     :data:`KKT_TOL` join the support and Newton runs again (at most :data:`POLISH_ROUNDS` times). Where the support
-    is too large for Newton, SQUAREM goes on to its strict tolerance instead."""
+    is too large for Newton, or the rounds end with the condition still violated, SQUAREM goes on to its strict
+    tolerance instead."""
     m = Wu.shape[1]
     support = pi > 0
     for _ in range(POLISH_ROUNDS):
@@ -91,7 +92,9 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
         support |= violated
         pi = np.where(violated, 1e-6, full)
         pi /= pi.sum()
-    return full
+    # still not optimal after the rounds (never seen): SQUAREM from the last point, zeros revivable, which converges
+    # to the MLE whatever the support (the last restricted optimum was returned before, a review: not the MLE)
+    return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)
 
 
 #: SQUAREM's tolerance when Newton polishes on its support: the support settles long before the values do (N = 5 000:
