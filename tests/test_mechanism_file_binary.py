@@ -164,6 +164,22 @@ def test_design_writes_a_binary_file_without_csv_that_privatize_and_estimate_rea
     assert code == 0 and set(json.loads(out)["categories"]) == set(COLOURS)
 
 
+def test_an_existing_csv_is_refused_only_where_one_may_be_written(capsys, tmp_path):
+    data = tmp_path / "data.csv"
+    rng = np.random.default_rng(0)
+    data.write_text("c\n" + "\n".join(COLOURS[rng.choice(4, size=3000, p=[0.4, 0.3, 0.2, 0.1])]) + "\n")
+    (tmp_path / "mech.csv").write_text("an older matrix\n")
+    base = ["design", "--csv", str(data), "--column", "c", "--epsilon", "2", "--delta", "1e-3", "--time-limit", "8",
+            "-o", str(tmp_path / "mech")]
+    code, _, err = _cli(capsys, *base)  # auto: the design may end as text, which writes mech.csv
+    assert code == 2 and "mech.csv" in err and "--force" in err and not (tmp_path / "mech.json").exists()
+    code, out, err = _cli(capsys, *base, "--matrix-format", "binary", "--json")  # binary writes no CSV: not refused
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["files"] == [str(tmp_path / "mech.json")] and res["stale_files"] == [str(tmp_path / "mech.csv")]
+    assert (tmp_path / "mech.csv").read_text() == "an older matrix\n"
+
+
 def test_matrix_format_needs_an_output(capsys, tmp_path):
     data = tmp_path / "data.csv"
     data.write_text("c\nred\nblue\nred\n")

@@ -330,6 +330,8 @@ def run(args: argparse.Namespace) -> int:
                                       {k: out[k] for k in ("ldp_comparison",) if k in out}, out["disclosure"],
                                       force=args.force, matrix_format=args.matrix_format)
         out["files"] = written
+        if len(written) == 1 and outputs[1].exists():  # (a binary matrix: an earlier design's PREFIX.csv stays)
+            out["stale_files"] = [str(outputs[1])]
     if args.json:
         print_json(out)
         return 0
@@ -508,7 +510,9 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
     jpath = check_output_path(p.with_name(p.name + ".json"), **common)
-    cpath = check_output_path(p.with_name(p.name + ".csv"), **common)
+    cpath = p.with_name(p.name + ".csv")  # not written with --matrix-format binary: an existing one is left alone
+    if args.matrix_format != "binary":
+        cpath = check_output_path(cpath, **common)
     from ..deploy.file import temporary_sibling  # noqa: PLC0415
 
     try:  # a folder that takes no file (read-only, /proc) fails now, not after the design
