@@ -337,6 +337,23 @@ def test_privatize_then_estimate_end_to_end_matches_the_library(capsys, deployed
     assert code == 0 and "ci_low" in stdout and "green" in stdout
 
 
+def test_privatize_loads_without_the_utility_and_refuses_a_false_guarantee(capsys, deployed, tmp_path):
+    # privatize and estimate report no utility, so they skip its O(N^2 outputs) re-evaluation (70 s at N = 10 000);
+    # what the guarantee rests on is checked as always
+    from pml_design.deploy.file import content_hash
+
+    path, _, mech_path = deployed
+    for key, factor, refused in (("utility", 1.5, False), ("radius", 1.01, True)):
+        doc = json.loads(mech_path.read_text())
+        doc[key] *= factor
+        doc["sha256"] = content_hash(doc)
+        bad = tmp_path / f"{key}.json"
+        bad.write_text(json.dumps(doc))
+        code, _, err = run(capsys, "privatize", str(bad), "--csv", str(path), "--column", "colour", "--seed", "3",
+                           "-o", str(tmp_path / f"{key}.csv"))
+        assert (code, "the radius" in err) == ((2, True) if refused else (0, False)), err
+
+
 def _umask():
     import os
 

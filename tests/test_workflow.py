@@ -406,6 +406,28 @@ def test_each_inconsistent_claim_is_refused(estimated, tmp_path, name, mutate, m
     assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(("name", "mutate", "match"), TAMPERS, ids=[t[0] for t in TAMPERS])
+def test_without_the_utility_check_only_the_utility_claims_pass(estimated, tmp_path, name, mutate, match):
+    # privatize and estimate load with check_utility=False (they report no utility): everything else is refused
+    path = estimated.save(tmp_path / "m.json")
+    assert pml.load_mechanism(path, check_utility=False).metadata["utility_checked"] is False
+    assert pml.load_mechanism(path).metadata["utility_checked"] is True
+    _tamper(path, mutate)
+    if name in ("utility", "upper bound"):
+        mech = pml.load_mechanism(path, check_utility=False)
+        assert mech.metadata["utility_checked"] is False
+        np.testing.assert_array_equal(mech.matrix, estimated.result.matrix)
+    else:
+        with pytest.raises(MechanismFileError, match=match):
+            pml.load_mechanism(path, check_utility=False)
+
+
+def test_check_utility_must_be_a_bool(estimated, tmp_path):
+    path = estimated.save(tmp_path / "m.json")
+    with pytest.raises(TypeError, match="check_utility must be True or False, got 'no'"):
+        pml.load_mechanism(path, check_utility="no")
+
+
 def test_label_swap_is_caught_for_a_noisy_copy_design(tmp_path):
     # randomized-response-like design: the output labels are the inputs' names, tied to the rows
     est = pml.design_from_samples({"a": 500, "b": 300, "c": 200}, epsilon=2.0, delta=1e-3, counts=True,
