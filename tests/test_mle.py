@@ -178,9 +178,12 @@ def test_a_full_rank_is_certified_by_cholesky_and_a_deficient_one_is_not(monkeyp
     assert not mechanism._full_rank_certified(near) and pml.Mechanism(near).identifiable
 
 
-def test_the_covariance_by_cholesky_is_the_restricted_inverse():
+@pytest.mark.parametrize("block", [2**22, 7, 64])  # one block of rows; a row at a time; a few rows, uneven
+def test_the_covariance_by_cholesky_is_the_restricted_inverse(monkeypatch, block):
+    from pml_design.mechanisms import mechanism
     from pml_design.mechanisms.mechanism import _restricted_inverse, simplex_covariance
 
+    monkeypatch.setattr(mechanism, "ROW_BLOCK_ENTRIES", block)
     rng = np.random.default_rng(10)
     for n, m in ((5, 9), (30, 80), (60, 300)):
         W = np.where(rng.random((n, m)) < 0.3, np.e**2, 1.0)
@@ -191,7 +194,10 @@ def test_the_covariance_by_cholesky_is_the_restricted_inverse():
         direct = U @ np.linalg.inv(U.T @ F @ U) @ U.T
         d = np.sqrt(np.diag(F))
         assert _restricted_inverse(F / np.outer(d, d), d) is not None  # the fast path applies
-        np.testing.assert_allclose(simplex_covariance(F), direct, rtol=1e-8, atol=1e-12 * np.abs(direct).max())
+        kept = F.copy()
+        cov = simplex_covariance(F)
+        np.testing.assert_allclose(cov, direct, rtol=1e-8, atol=1e-12 * np.abs(direct).max())
+        assert np.array_equal(cov, cov.T) and np.array_equal(F, kept)  # exactly symmetric; the argument untouched
     singular = F.copy()
     singular[:, 0] = singular[0, :] = 0.0  # a category the reports never inform: the eigendecomposition's route
     d = np.sqrt(np.where(np.diag(singular) > 0, np.diag(singular), 1.0))

@@ -75,6 +75,10 @@ def _sum_zero_basis(n: int, normal: np.ndarray | None = None) -> np.ndarray:
     return q[:, 1:]
 
 
+#: :func:`_restricted_inverse` works on blocks of rows of about this many entries (32 MB).
+ROW_BLOCK_ENTRIES: int = 2**22
+
+
 def _restricted_inverse(G: np.ndarray, d: np.ndarray) -> np.ndarray | None:
     """``F⁻¹ − F⁻¹11ᵀF⁻¹/(1ᵀF⁻¹1)`` (``= U (UᵀFU)⁻¹ Uᵀ`` for an invertible F, the identity of docs/design.md §8),
     ``F = D^{½} G D^{½}``, from a Cholesky factor of the scaled ``G``; only where ``G − τI`` is positive definite,
@@ -103,7 +107,7 @@ def _restricted_inverse(G: np.ndarray, d: np.ndarray) -> np.ndarray | None:
     if info != 0:
         return None
     inv = U.T  # G⁻¹ in its lower triangle
-    step = max(1, 2**22 // n)
+    step = max(1, ROW_BLOCK_ENTRIES // n)
     for i in range(0, n, step):  # the upper triangle from the lower one, then F⁻¹ = D^{-½} G⁻¹ D^{-½}
         j = min(n, i + step)
         inv[i:j, j:] = inv[j:, i:j].T
