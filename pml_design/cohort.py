@@ -245,7 +245,9 @@ def combined_estimate(
     :func:`~pml_design.mechanisms.frequency_oracles.subsets.subset_fisher_information` over all ``C(N, k)`` sets,
     unlisted (exact to rounding; up to N ≈ 200 within its work budget). Above that budget it is the *observed*
     information of the first cohort's reports, ``Σ_S c_S w_S w_Sᵀ/(π̂·w_S)²`` (the Hessian of ``−L``; Efron &
-    Hinkley 1978), which has the same limit. Hadamard response beyond the explicit channel is refused.
+    Hinkley 1978), which has the same limit. For Hadamard response beyond it from two fast Walsh–Hadamard transforms
+    (:func:`~pml_design.mechanisms.frequency_oracles.hadamard.hadamard_fisher_information`, exact, O(K log K + N²);
+    its reports enter as their columns, computed without the channel).
 
     The two cohorts must be disjoint: every report comes from a different person, and no one is in both groups.
     The likelihood and the added informations assume the two groups' reports are independent, so a person in both
@@ -300,8 +302,8 @@ def combined_estimate(
     ------
     ValueError
         Alphabets or labels that disagree, reports the oracle or the mechanism cannot output, both or neither of
-        a cohort's two forms, both cohorts empty, ε₁ = 0, an oracle other than GRR and subset selection whose
-        channel is too large to write out (Hadamard response above ``MAX_CHANNEL_ENTRIES``); each message names the
+        a cohort's two forms, both cohorts empty, ε₁ = 0, an oracle other than GRR, Hadamard response and subset
+        selection whose channel is too large to write out (above ``MAX_CHANNEL_ENTRIES``); each message names the
         argument.
     TypeError
         If ``oracle`` is not a :class:`FrequencyOracle` or ``mechanism`` not a :class:`Mechanism`.
@@ -404,8 +406,10 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     from .mechanisms.frequency_oracles import (  # noqa: PLC0415
         MAX_CHANNEL_ENTRIES,
         GeneralizedRandomizedResponse,
+        HadamardResponse,
         SubsetSelection,
     )
+    from .mechanisms.frequency_oracles.hadamard import hadamard_columns, hadamard_fisher_information  # noqa: PLC0415
     from .mechanisms.frequency_oracles.subsets import subset_fisher_information  # noqa: PLC0415
 
     if (reports is None) == (counts is None):
@@ -430,10 +434,12 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
     cnt = np.ones(distinct.shape[0]) if cnt is None else cnt.astype(float)
     explicit = oracle.n * oracle.n_outputs <= MAX_CHANNEL_ENTRIES
     is_grr = isinstance(oracle, GeneralizedRandomizedResponse)
-    if not explicit and not (is_grr or isinstance(oracle, SubsetSelection)):
+    is_hr = isinstance(oracle, HadamardResponse)
+    if not explicit and not (is_grr or is_hr or isinstance(oracle, SubsetSelection)):
         raise ValueError(f"oracle: {oracle.name} over n = {oracle.n} has {oracle.n_outputs} possible reports, too many "
                          f"to write its channel out ({oracle.n} x {oracle.n_outputs} > MAX_CHANNEL_ENTRIES = "
-                         f"{MAX_CHANNEL_ENTRIES}); only GRR and subset selection are estimated without it")
+                         f"{MAX_CHANNEL_ENTRIES}); only GRR, Hadamard response and subset selection are estimated "
+                         "without it")
     try:
         oracle.support_counts(distinct)  # validates the reports' format and values
         if explicit:
@@ -448,6 +454,13 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
         used = full > 0
         n1 = float(full.sum())
         return W[:, used], full[used], lambda pi: n1 * fisher_information(W, pi)
+    if is_hr:  # the observed reports' columns ∝ 1 where H[x + 1, y] = +1, e^{−ε} elsewhere; F₁ by fast transforms
+        ys, inverse = np.unique(distinct.astype(np.int64), return_inverse=True)
+        c = np.bincount(inverse.ravel(), weights=cnt, minlength=ys.size)
+        ys, c = ys[c > 0], c[c > 0]
+        n1 = float(c.sum())
+        return (hadamard_columns(oracle.n, oracle.epsilon, ys), c,
+                lambda pi: n1 * hadamard_fisher_information(oracle.n, oracle.epsilon, pi))
     # subset selection beyond the explicit channel: the observed sets S, with columns ∝ e^{−ε} + (1 − e^{−ε}) 1_S
     # (P(S | x) ∝ e^ε if x ∈ S else 1; a column's scale is a constant of the likelihood and cancels in its Hessian);
     # GRR is subset selection with k = 1, its report y the set {y}

@@ -241,6 +241,34 @@ def test_subset_selection_beyond_the_channel_uses_the_observed_sets(monkeypatch)
     assert np.all(np.abs(z) < 4.5) and np.mean(z**2) < 2.0
 
 
+def test_hadamard_response_beyond_the_channel_is_the_same_estimate(monkeypatch):
+    # the expected information by two Walsh-Hadamard transforms and the reports' columns without the channel: the
+    # same likelihood and the same F₁ as the written-out channel (it was refused above MAX_CHANNEL_ENTRIES)
+    import pml_design.mechanisms.frequency_oracles as fo
+    from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
+    from pml_design.mechanisms.frequency_oracles.hadamard import hadamard_columns, hadamard_fisher_information
+
+    rng = np.random.default_rng(3)
+    for n, eps in ((2, 1.0), (5, 0.5), (7, 3.0), (40, 1.0), (300, 2.0)):  # K = 4, 8, 8, 64, 512; N = K − 1 included
+        oracle = pml.hadamard_response(n, eps)
+        prior = rng.dirichlet(np.full(n, 0.3))
+        F = hadamard_fisher_information(n, eps, prior)
+        np.testing.assert_allclose(F, fisher_information(oracle.matrix, prior), rtol=1e-11)
+        assert np.array_equal(F, F.T)
+        ys = rng.choice(oracle.n_outputs, size=min(9, oracle.n_outputs), replace=False)
+        cols = oracle.matrix[:, ys]
+        np.testing.assert_allclose(hadamard_columns(n, eps, ys), cols / cols.max(), rtol=1e-14)
+    oracle, mech = pml.hadamard_response(4, 1.0), _mechanism()
+    r1, r2 = _cohorts(oracle, mech, 20_000, 2000, seed=5)
+    explicit = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    monkeypatch.setattr(fo, "MAX_CHANNEL_ENTRIES", 1)
+    unlisted = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2)
+    np.testing.assert_allclose(unlisted.estimate, explicit.estimate, atol=1e-9)
+    np.testing.assert_allclose(unlisted.covariance, explicit.covariance, rtol=1e-9, atol=1e-15)
+    first_only = combined_estimate(oracle=oracle, mechanism=mech, first_reports=r1, second_reports=r2[:0])
+    assert np.abs(first_only.estimate - unlisted.estimate).max() > 1e-4  # (power: the second cohort counts)
+
+
 # --- bad input --------------------------------------------------------------------------------------------------------
 def test_bad_input_names_the_argument():
     oracle, mech = pml.grr(4, 1.0), _mechanism()

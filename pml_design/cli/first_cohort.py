@@ -136,7 +136,6 @@ def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any
     oracle is the provenance file's, or with ``--unverified-first-cohort`` that of ``--oracle`` and its flags, and
     the column by default ``column`` (the header name of the second cohort's ``--column``)."""
     from ..deploy.reports import ORACLES, _category_list, make_oracle, provenance_mismatch  # noqa: PLC0415
-    from ..mechanisms.frequency_oracles import MAX_CHANNEL_ENTRIES  # noqa: PLC0415
 
     path = args.first_cohort
     doc = _provenance(args)
@@ -149,11 +148,6 @@ def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any
             oracle = make_oracle(name, doc["categories"], doc["ldp_epsilon"], doc["k"] if name == "ss" else None)
         except (ValueError, TypeError) as exc:
             raise CliError(f"argument --first-cohort: its provenance file is not valid: {exc}") from None
-    if name == "hr" and oracle.n * oracle.n_outputs > MAX_CHANNEL_ENTRIES:
-        raise CliError(f"argument --first-cohort: its reports are Hadamard response over {oracle.n} categories, whose "
-                       f"channel ({oracle.n} x {oracle.n_outputs} entries) is too large to write out (MAX_CHANNEL_"
-                       f"ENTRIES = {MAX_CHANNEL_ENTRIES}); combining HR reports is supported up to that size (GRR and "
-                       "SS at any size): estimate the second cohort without --first-cohort")
     categories = list(doc["categories"])
     labels = [str(c) for c in mech.labels] if mech.labels is not None else [str(i) for i in range(mech.n_inputs)]
     if categories != labels:
