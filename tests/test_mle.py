@@ -180,10 +180,10 @@ def test_a_full_rank_is_certified_by_cholesky_and_a_deficient_one_is_not(monkeyp
 
 @pytest.mark.parametrize("block", [2**22, 7, 64])  # one block of rows; a row at a time; a few rows, uneven
 def test_the_covariance_by_cholesky_is_the_restricted_inverse(monkeypatch, block):
-    from pml_design.mechanisms import mechanism
+    from pml_design.mechanisms import covariance
     from pml_design.mechanisms.mechanism import _restricted_inverse, simplex_covariance
 
-    monkeypatch.setattr(mechanism, "ROW_BLOCK_ENTRIES", block)
+    monkeypatch.setattr(covariance, "ROW_BLOCK_ENTRIES", block)
     rng = np.random.default_rng(10)
     for n, m in ((5, 9), (30, 80), (60, 300)):
         W = np.where(rng.random((n, m)) < 0.3, np.e**2, 1.0)
