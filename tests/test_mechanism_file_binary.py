@@ -178,6 +178,11 @@ def test_an_existing_csv_is_refused_only_where_one_may_be_written(capsys, tmp_pa
     res = json.loads(out)
     assert res["files"] == [str(tmp_path / "mech.json")] and res["stale_files"] == [str(tmp_path / "mech.csv")]
     assert (tmp_path / "mech.csv").read_text() == "an older matrix\n"
+    # but never the input itself (a review: the design's --csv was listed in stale_files as an earlier matrix)
+    (tmp_path / "rec.csv").write_text(data.read_text())
+    code, _, err = _cli(capsys, "design", "--csv", str(tmp_path / "rec.csv"), "--column", "c", "--epsilon", "2",
+                        "--delta", "1e-3", "--time-limit", "8", "-o", str(tmp_path / "rec"), "--matrix-format", "binary")
+    assert code == 2 and "argument --output" in err and "--csv" in err and not (tmp_path / "rec.json").exists()
 
 
 def test_matrix_format_needs_an_output(capsys, tmp_path):

@@ -178,7 +178,7 @@ def test_a_full_rank_is_certified_by_cholesky_and_a_deficient_one_is_not(monkeyp
     assert not mechanism._full_rank_certified(near) and pml.Mechanism(near).identifiable
 
 
-@pytest.mark.parametrize("block", [2**22, 7, 64])  # one block of rows; a row at a time; a few rows, uneven
+@pytest.mark.parametrize("block", [2**22, 1, 410])  # one block; a row at a time; 13 rows (30 = 13 + 13 + 4: uneven)
 def test_the_covariance_by_cholesky_is_the_restricted_inverse(monkeypatch, block):
     from pml_design.mechanisms import covariance
     from pml_design.mechanisms.mechanism import _restricted_inverse, simplex_covariance
@@ -203,3 +203,5 @@ def test_the_covariance_by_cholesky_is_the_restricted_inverse(monkeypatch, block
     d = np.sqrt(np.where(np.diag(singular) > 0, np.diag(singular), 1.0))
     assert _restricted_inverse(singular / np.outer(d, d), d) is None
     assert np.all(np.isfinite(simplex_covariance(singular)))
+    with pytest.raises(ValueError, match="fisher must be finite"):
+        simplex_covariance(np.where(np.eye(n, dtype=bool), np.nan, singular))

@@ -510,9 +510,10 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
     jpath = check_output_path(p.with_name(p.name + ".json"), **common)
-    cpath = p.with_name(p.name + ".csv")  # not written with --matrix-format binary: an existing one is left alone
-    if args.matrix_format != "binary":
-        cpath = check_output_path(cpath, **common)
+    # with --matrix-format binary no PREFIX.csv is written: an existing one is left alone, but never an input (a review:
+    # the design's own --csv was then listed as an earlier design's matrix in stale_files)
+    cpath = check_output_path(p.with_name(p.name + ".csv"),
+                              **{**common, "overwrite": args.force or args.matrix_format == "binary"})
     from ..deploy.file import temporary_sibling  # noqa: PLC0415
 
     try:  # a folder that takes no file (read-only, /proc) fails now, not after the design

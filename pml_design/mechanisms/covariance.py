@@ -91,6 +91,8 @@ def simplex_covariance(fisher: np.ndarray) -> np.ndarray:
     numpy.ndarray, shape (N, N)
         The covariance, exactly symmetric.
     """
+    if not np.all(np.isfinite(fisher)):  # (the Cholesky route would return NaN without a word)
+        raise ValueError("fisher must be finite: a Fisher information with NaN or infinite entries has no covariance")
     n = fisher.shape[0]
     diag = np.diag(fisher)
     d = np.sqrt(np.where(diag > 0, diag, 1.0))

@@ -181,11 +181,20 @@ def hadamard_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.nd
     k = 1 << int(n).bit_length()
     t = math.exp(-epsilon)
     lo, a = 2.0 * t / (k * (1.0 + t)), 2.0 * (1.0 - t) / (k * (1.0 + t))  # (in e^{−ε}: no overflow)
+    total = float(np.sum(pi))
     spread = np.zeros(k)
     spread[1 : n + 1] = pi
-    q = lo + a * (1.0 + walsh_hadamard(spread)) / 2.0  # π·w_y, as π(S_y) = (1 + Σ_x π_x H[x + 1, y])/2
-    r = 1.0 / q
-    big_r, hat = float(r.sum()), walsh_hadamard(r)
+    q = lo * total + a * (total + walsh_hadamard(spread)) / 2.0  # π·w_y: π(S_y) = (Σπ + Σ_x π_x H[x + 1, y])/2
+    r = np.divide(1.0, q, out=np.zeros(k), where=q > 0)  # (outputs with π·w_y = 0 dropped, as fisher_information)
+    if not np.any(r > 0):
+        return np.zeros((n, n))
+    # A transform adds every r_y into every entry, with rounding ~u·Σr·log K, while the smallest entries sum only
+    # r_y ≥ min r over a quarter of the columns: the transforms take the columns whose r is within WHT_RANGE of the
+    # smallest (relative error ≲ 4u·log K·WHT_RANGE), the others are added column by column (a review: at ε₁ = 40 a
+    # category of π at 0 left columns with π·w_y = lo ≈ 2e^{−ε}/K, whose r ≈ e^ε cancelled the others' sums away)
+    wide = r > WHT_RANGE * r[r > 0].min()
+    regular = np.where(wide, 0.0, r)
+    big_r, hat = float(regular.sum()), walsh_hadamard(regular)
     rows = np.arange(1, n + 1, dtype=np.int64)
     u = (big_r + hat[rows]) / 2.0
     F = np.empty((n, n))
@@ -195,7 +204,19 @@ def hadamard_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.nd
         block = rows[i : i + step]
         v = ((big_r + hat[block[:, None] ^ rows[None, :]]) + (hat[block][:, None] + hat[rows][None, :])) / 4.0
         F[i : i + step] = lo * lo * big_r + lo * a * (u[i : i + step, None] + u[None, :]) + a * a * v
+    ys = np.flatnonzero(wide)
+    for j in range(0, ys.size, step):  # the others exactly, from their columns, by blocks
+        cols = hadamard_columns(n, epsilon, ys[j : j + step]) * (lo + a)  # lo + a·s_y(x)
+        qy = pi @ cols
+        cols = cols[:, qy > 0] / np.sqrt(qy[qy > 0])
+        part = cols @ cols.T
+        F += 0.5 * (part + part.T)
     return F
+
+
+#: :func:`hadamard_fisher_information` transforms the outputs whose ``1/(π·w_y)`` is within this factor of the
+#: smallest, and adds the others one by one.
+WHT_RANGE: float = 1e4
 
 
 def hadamard_columns(n: int, epsilon: float, reports: np.ndarray) -> np.ndarray:
