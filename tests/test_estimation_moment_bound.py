@@ -356,6 +356,9 @@ def test_rank_one_pricing_bounds_the_enumerated_maximum(no_enumeration, sign):
             true = float(((g[:, None] * R * R).sum(axis=0) + s * (d @ R) ** 2 - nu @ R).max())
             ub, found, _ = rank_one_max(uset, eps, p, g, nu, s, d, time.perf_counter() + 0.8, 1e-9)
             assert ub >= true - 1e-9 * max(abs(true), 1.0), (uset, s, ub, true)
+            # the first tangent at a hint ray's d·r (the master's pool; session 20): still a valid bound
+            hinted, _, _ = rank_one_max(uset, eps, p, g, nu, s, d, time.perf_counter() + 0.8, 1e-9, hint=R[:, :5])
+            assert hinted >= true - 1e-9 * max(abs(true), 1.0), (uset, s, hinted, true)
             if found.shape[1]:
                 v = (g[:, None] * found * found).sum(axis=0) + s * (d @ found) ** 2 - nu @ found
                 assert v.max() <= true + 1e-9 * max(abs(true), 1.0)

@@ -213,11 +213,12 @@ def _direction(pi: np.ndarray, rays: np.ndarray, weights: np.ndarray | None,
     return d / np.linalg.norm(d)
 
 
-def _pricing(uset, epsilon, pi, g, nu, deadline, atol, tight, y, h, d, s):
-    """The pricing maximum of the dual point: separable (diagonal, arrow) or with the rank-one moment."""
+def _pricing(uset, epsilon, pi, g, nu, deadline, atol, tight, y, h, d, s, hint=None):
+    """The pricing maximum of the dual point: separable (diagonal, arrow) or with the rank-one moment (``hint``: the
+    master's pool, where a concave moment takes its first tangent)."""
     if d is None:
         return _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight, y, h)
-    return rank_one_max(uset, epsilon, pi, g, nu, s, d, deadline, atol, tight)
+    return rank_one_max(uset, epsilon, pi, g, nu, s, d, deadline, atol, tight, hint)
 
 
 def _arrow_symbol(uset: UncertaintySet, pi: np.ndarray) -> int:
@@ -358,7 +359,7 @@ def moment_bound(
             sr = SMOOTHING * best_point[3] + (1 - SMOOTHING) * sr
         until = min(time.perf_counter() + round_seconds, rounds_end)
         phi, found, how = _pricing(uset, epsilon, pi, g, nu, until, rtol * max(abs(relaxed), 1e-9), TIGHT_ROUNDS,
-                                   y, h, d, sr)
+                                   y, h, d, sr, last_pool)
         value = dual(g, nu, phi, y, sr)
         points.append((value, g, nu, y, sr))
         if value > best:
@@ -394,7 +395,8 @@ def moment_bound(
     for _, g, nu, y, sr in points[:FINAL_POINTS]:
         if deadline - time.perf_counter() < 0.05:
             break
-        phi, _, how = _pricing(uset, epsilon, pi, g, nu, deadline, rtol * max(abs(relaxed), 1e-9), True, y, h, d, sr)
+        phi, _, how = _pricing(uset, epsilon, pi, g, nu, deadline, rtol * max(abs(relaxed), 1e-9), True, y, h, d, sr,
+                               last_pool)
         value = dual(g, nu, phi, y, sr)
         if value > best:
             best, method, best_point = value, how, (g, nu, y, sr)

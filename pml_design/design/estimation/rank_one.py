@@ -39,7 +39,7 @@ NODE_SHARE: float = 8.0
 
 
 def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.ndarray, nu: np.ndarray, s: float,
-                 d: np.ndarray, deadline: float, atol: float, tight: bool = True
+                 d: np.ndarray, deadline: float, atol: float, tight: bool = True, hint: np.ndarray | None = None
                  ) -> tuple[float, np.ndarray, str]:
     """An upper bound of ``max_r Σ g_x r_x² + s (d·r)² − ν·r`` over the normalised rays, the best rays found, and how.
 
@@ -61,6 +61,9 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
         Stop when the bound is within ``atol`` of the best ray.
     tight : bool, default True
         Passed to the separable maximum (its cells also bound the π-mass).
+    hint : numpy.ndarray, shape (N, J), optional
+        Rays near the maximiser (e.g. the relaxed master's pool): for ``s < 0`` the first tangent is taken at the
+        ``d·r`` of the best of them, not at 0 (where the concave term is dropped altogether).
 
     Returns
     -------
@@ -76,7 +79,11 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
         top = np.argsort(-vals)[:MAX_RAYS]
         return with_rounding_margin(float(vals.max()), nu), R_all[:, top[vals[top] > 0]], "enumeration"
     if s < 0:
-        return _concave(uset, epsilon, pi, g, nu, -s, d, deadline, atol, tight)
+        t0 = 0.0
+        if hint is not None and np.size(hint):
+            t0 = float(d @ hint[:, int(np.argmax((g[:, None] * hint * hint).sum(axis=0) + s * (d @ hint) ** 2
+                                                  - nu @ hint))])
+        return _concave(uset, epsilon, pi, g, nu, -s, d, deadline, atol, tight, t0)
     top = _box_top(uset, epsilon, pi)
     if not np.all(np.isfinite(top)):
         return math.inf, np.zeros((pi.size, 0)), "none"
@@ -129,19 +136,23 @@ def _best_rays(rays: list, n: int) -> np.ndarray:
     return R[:, order[V[order] > 0]]
 
 
-def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight):
+def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight, t0=0.0):
     """``s = −c < 0``: every tangent bounds the concave term, ``−c t² ≤ −λt + λ²/(4c)``, so for every λ
     ``max_r … ≤ φ(−λ) + λ²/(4c)`` with ``φ(−λ)`` the separable maximum at ``ν + λd``: a convex function of λ, minimised
-    by bisection on its subgradient ``λ/(2c) − d·r_λ`` (``r_λ`` the best ray found at λ). The smallest value met is
-    returned (each is valid: a Lagrangian bound; not exact where no maximiser has ``d·r = λ/(2c)``)."""
+    by bisection on its subgradient ``λ/(2c) − d·r_λ`` (``r_λ`` the best ray found at λ), from ``λ = 2c·t0`` (the
+    tangent at a ray's ``t = d·r``: 0 drops the concave term, the weakest start; session 20). Each separable maximum
+    gets :data:`NODE_SHARE`-th of the time left (the first took all of it: no second tangent in a short round). The
+    smallest value met is returned (each is valid: a Lagrangian bound; not exact where no maximiser has
+    ``d·r = λ/(2c)``)."""
     top = _box_top(uset, epsilon, pi)
     if not np.all(np.isfinite(top)):
         return math.inf, np.zeros((pi.size, 0)), "none"
     lo, hi = 2.0 * c * float(np.minimum(d, 0.0) @ top), 2.0 * c * float(np.maximum(d, 0.0) @ top)
     upper, best, rays, method = math.inf, -math.inf, [], "none"
-    lam = 0.0
+    lam = min(max(2.0 * c * float(t0), lo), hi)
     for _ in range(MAX_SPLITS // 2):
-        ub, found, method = _separable_max(uset, epsilon, pi, g, nu + lam * d, deadline, atol, tight)
+        until = min(deadline, time.perf_counter() + max(deadline - time.perf_counter(), 0.0) / NODE_SHARE * 4.0)
+        ub, found, method = _separable_max(uset, epsilon, pi, g, nu + lam * d, until, atol, tight)
         upper = min(upper, ub + lam * lam / (4.0 * c))
         if not found.shape[1]:
             break
