@@ -167,16 +167,16 @@ def hadamard_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.nd
     Parameters
     ----------
     n : int
-        The alphabet size N.
+        N, the number of categories (the oracle has ``K = 2^⌈log2(N + 1)⌉`` outputs).
     epsilon : float
-        ε₁ > 0.
+        The oracle's ε₁ > 0.
     pi : numpy.ndarray, shape (N,)
-        The distribution at which it is evaluated.
+        The point π at which the information is taken (non-negative; outputs with ``π·w_y = 0`` are dropped).
 
     Returns
     -------
     numpy.ndarray, shape (N, N)
-        F, symmetric.
+        The information F, exactly symmetric.
     """
     k = 1 << int(n).bit_length()
     t = math.exp(-epsilon)
