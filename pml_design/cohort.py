@@ -344,7 +344,10 @@ def combined_estimate(
         est = mechanism.estimate(c2, counts=True, ci=level, max_iter=max_iter, tol=tol)
         return _combined(est, method="combined-mle", categories=labels)
     used2 = c2 > 0
-    stacked = np.hstack([cols1 * (n1 / n), W2[:, used2] * (n2 / n)])
+    m1 = cols1.shape[1]
+    stacked = np.empty((n_cat, m1 + int(used2.sum())))  # filled in place: no scaled copy of each part first
+    np.multiply(cols1, n1 / n, out=stacked[:, :m1])
+    np.multiply(W2[:, used2], n2 / n, out=stacked[:, m1:])
     pi = _maximise(stacked, np.concatenate([c1, c2[used2]]) / n, max_iter, tol)
     fits = (None, None)
     if check_fit and n1 and n2 and mechanism.identifiable:
