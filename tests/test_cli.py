@@ -354,6 +354,33 @@ def test_privatize_loads_without_the_utility_and_refuses_a_false_guarantee(capsy
         assert (code, "the radius" in err) == ((2, True) if refused else (0, False)), err
 
 
+def test_no_output_or_side_file_of_privatize_is_an_input_even_with_force(capsys, deployed, tmp_path):
+    # a new user's trial: with --force, the categories file became the reports, the provenance file replaced the
+    # categories file, and the mark OUT.pml.json replaced the mechanism file; '-' wrote a file named '-'
+    import shutil
+
+    path, _, mech_path = deployed
+    cats = tmp_path / "cats.txt"
+    cats.write_text("blue\ngreen\nred\n")
+    prov = tmp_path / "q.csv.ldp.json"
+    shutil.copy(cats, prov)
+    mark = tmp_path / "zz.csv.pml.json"
+    shutil.copy(mech_path, mark)
+    before = {p: p.read_bytes() for p in (cats, prov, mark)}
+    oracle = ["privatize", "--oracle", "grr", "--ldp-epsilon", "1", "--csv", str(path), "--column", "colour"]
+    for argv, named in (
+            ([*oracle, "--categories-file", str(cats), "-o", str(cats), "--force"], "--categories-file"),
+            ([*oracle, "--categories-file", str(prov), "-o", str(tmp_path / "q.csv"), "--force"], "--categories-file"),
+            (["privatize", str(mark), "--csv", str(path), "--column", "colour", "-o", str(tmp_path / "zz.csv"),
+              "--force"], "MECHANISM")):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and f"is the input {named}" in err and len(err.strip().splitlines()) == 1, err
+    assert {p: p.read_bytes() for p in (cats, prov, mark)} == before
+    assert not (tmp_path / "q.csv").exists() and not (tmp_path / "zz.csv").exists()
+    code, _, err = run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "-o", "-")
+    assert code == 2 and "'-' (standard output) is not supported" in err
+
+
 def _umask():
     import os
 

@@ -109,7 +109,8 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
     source.resolve(args.column)
     t0 = time.perf_counter()
     rows = privatize_reports(source, args.column, oracle, categories, args.output, np.random.default_rng(args.seed),
-                             progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force)
+                             progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force,
+                             inputs=[(args.categories_file, "--categories-file")] if args.categories_file else [])
     elapsed = time.perf_counter() - t0
     summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
                "seed": args.seed, "oracle": oracle.name, "ldp_epsilon": oracle.epsilon,

@@ -184,8 +184,8 @@ def _check_marks(args: argparse.Namespace, source: Any) -> None:
     if mark_path(source.path).is_file():
         raise CliError(f"argument {opt}: {source.path} holds reports privatized already ({mark_path(source.path).name} "
                        "says so); privatize the original records")
-    check_output_path(mark_path(args.output), inputs=[(source.path, opt)], overwrite=args.force,
-                      option="argument --output", force_hint="--force")
+    check_output_path(mark_path(args.output), inputs=[(source.path, opt), (args.mechanism, "MECHANISM")],
+                      overwrite=args.force, option="argument --output", force_hint="--force")
 
 
 def _design_data_caveat(args: argparse.Namespace, matched: bool, prior_source: object = None) -> str | None:

@@ -151,6 +151,9 @@ def check_output_path(
     if not isinstance(text, str):
         text = os.fsdecode(text)
     target = pathlib.Path(text)
+    if text == "-":  # (a new user expected standard output and got a file named '-', and its mark '-.pml.json')
+        raise OutputFileError(f"{option}: '-' (standard output) is not supported: give a file name (./- for a file "
+                              "of that name)")
     if text.endswith((os.sep, "/")) or target.is_dir():
         raise OutputFileError(f"{option}: {text!r} is a directory; give a file name (e.g. {str(target / 'out')!r})")
     parent = target.parent if str(target.parent) else pathlib.Path(".")

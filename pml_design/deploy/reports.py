@@ -169,7 +169,8 @@ def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: 
 
 
 def privatize_reports(source: TableSource, column: str, oracle: Any, categories: Sequence[str], output: object,
-                      rng: np.random.Generator, *, progress: bool = False, overwrite: bool = False) -> int:
+                      rng: np.random.Generator, *, progress: bool = False, overwrite: bool = False,
+                      inputs: Sequence[tuple[object, str]] = ()) -> int:
     """Write ``source`` to ``output`` with ``column`` replaced by ε₁-LDP reports of ``oracle``; returns the row count.
 
     Implements: the first cohort's side of the module docstring (each record privatized independently by
@@ -194,6 +195,9 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
         Show a progress bar (bytes read) on stderr.
     overwrite : bool, default False
         Replace an existing ``output`` and an existing provenance file beside it (never the input).
+    inputs : sequence of (path, option), optional
+        Further inputs neither ``output`` nor its provenance file may be, whatever ``overwrite`` says (e.g. the
+        categories file: a review replaced it with the reports under ``--force``).
 
     Returns
     -------
@@ -221,7 +225,7 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     # the report file first (a second run is told about it), then its provenance file, by the rules of every output:
     # never an input, never a directory, an existing file only with --force (a review: an existing OUT.ldp.json,
     # another report file's provenance, was replaced silently when OUT itself did not exist)
-    common: dict[str, Any] = {"inputs": [(source.path, source.option)], "option": "argument --output",
+    common: dict[str, Any] = {"inputs": [(source.path, source.option), *inputs], "option": "argument --output",
                               "force_hint": "--force"}
     check_output_path(output, kind="privatized copy", overwrite=overwrite, **common)
     prov = check_output_path(provenance_path(output), kind="provenance file", overwrite=True, **common)
