@@ -381,6 +381,24 @@ def test_no_output_or_side_file_of_privatize_is_an_input_even_with_force(capsys,
     assert code == 2 and "'-' (standard output) is not supported" in err
 
 
+def test_estimate_refuses_reports_whose_mark_names_another_mechanism(capsys, deployed, tmp_path):
+    # a new user's trial: estimate with the wrong mechanism file printed a wrong table (0.0068 for a share of 0.25),
+    # exit 0, with only a fit warning, though the reports' mark named the right mechanism
+    path, _, mech_path = deployed
+    code, _, err = run(capsys, "design", "--csv", str(tmp_path / "design.csv"), "--column", "colour", "--epsilon", "1",
+                       "--delta", "1e-3", "-o", str(tmp_path / "other"), "--utility", "mutual_information")
+    assert code == 0, err
+    out = tmp_path / "private.csv"
+    assert run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "-o", str(out))[0] == 0
+    code, stdout, err = run(capsys, "estimate", str(tmp_path / "other.json"), "--csv", str(out), "--column", "colour")
+    assert code == 2 and stdout == "" and len(err.strip().splitlines()) == 1
+    assert "argument MECHANISM: " in err and "was privatized with another mechanism file" in err
+    code, _, err = run(capsys, "estimate", str(tmp_path / "other.json"), "--csv", str(out), "--column", "colour",
+                       "--unverified-reports")  # the mark is not read (here the outputs differ: refused for that)
+    assert "another mechanism file" not in err
+    assert run(capsys, "estimate", str(mech_path), "--csv", str(out), "--column", "colour")[0] == 0
+
+
 def _umask():
     import os
 

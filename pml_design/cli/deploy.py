@@ -251,9 +251,17 @@ def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> Non
     """For a mechanism whose outputs carry the category names, the file must be one ``privatize`` wrote with it (its
     mark, unchanged), unless ``--unverified-reports``: raw records read as such reports, and their exact counts were
     printed (a new user's mistake, 2026-11-27)."""
-    from ..deploy.report_marks import is_noisy_copy, mark_problem  # noqa: PLC0415
+    from ..deploy.report_marks import is_noisy_copy, mark_path, mark_problem, marked_mechanism  # noqa: PLC0415
 
-    if args.unverified_reports or not is_noisy_copy(mech):
+    if args.unverified_reports:
+        return
+    named = marked_mechanism(source.path)  # any mechanism: reports of another one gave a wrong table, exit 0, and only
+    if named is not None and named != mech.metadata.get("sha256"):  # a fit warning (a new user's trial)
+        raise CliError(f"argument MECHANISM: {source.path} was privatized with another mechanism file (its mark "
+                       f"{mark_path(source.path).name} names content hash {named[:16]}..., {args.mechanism} has "
+                       f"{str(mech.metadata.get('sha256'))[:16]}...); give the mechanism file that privatized it, or "
+                       "pass --unverified-reports to estimate with this one anyway")
+    if not is_noisy_copy(mech):
         return
     problem = mark_problem(source.path, mech)
     if problem is not None:

@@ -113,3 +113,27 @@ def mark_problem(reports: object, mechanism: Any) -> str | None:
     if doc.get("mechanism_sha256") != mechanism.metadata.get("sha256"):
         return "was privatized with another mechanism file (its mark names another content hash)"
     return None
+
+
+def marked_mechanism(reports: object) -> str | None:
+    """The mechanism content hash a readable mark of ``reports`` names (``mechanism_sha256``), or None (no mark, or
+    not a readable pml-design mark).
+
+    Parameters
+    ----------
+    reports : str or os.PathLike
+        The file given to ``estimate``.
+
+    Returns
+    -------
+    str or None
+        The SHA-256 of the mechanism file that ``privatize`` used for it.
+    """
+    path = mark_path(reports)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != MARK_FORMAT or not isinstance(doc.get("mechanism_sha256"), str):
+        return None
+    return doc["mechanism_sha256"]
