@@ -352,3 +352,26 @@ def test_heuristic_rounds_end_where_the_master_stalls(monkeypatch):
     assert True in seen and False in seen[1:]
     assert res.lower_bound <= opt.utility * (1 + 1e-9)
     assert res.utility - res.lower_bound <= 1e-4 * res.utility
+
+
+def test_publishing_x_when_epsilon_allows_it_is_the_proven_optimum():
+    """Where X itself is ε-PML over the ball (every input's mass stays above e^-ε), the identity is the optimum by data
+    processing (F(W) ⪯ diag(1/P)): returned at once, proven; at ε = 700 (GRR is X up to e^-700) the seed meets that
+    bound and nothing else runs: the later stages' levels e^ε overflowed and numpy's warnings reached the CLI."""
+    import warnings
+
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    res = pml.design(pml.L1Ball(p, 0.05), 3.0, utility="frequency_estimation", prior=p,
+                     solver_options={"time_limit": 5})  # min mass 0.075 ≥ e^-3 = 0.0498
+    np.testing.assert_array_equal(res.matrix, np.eye(4))
+    assert res.optimal and res.utility == pytest.approx(1.0 - p @ p, rel=1e-12)
+    assert res.info["source"].startswith("identity")
+    loose = pml.design(pml.L1Ball(p, 0.2), 3.0, utility="frequency_estimation", prior=p,
+                       solver_options={"time_limit": 2})  # min mass 0 in the ball: X is not ε-PML for any ε
+    assert not res.info["source"] == loose.info["source"] and loose.utility > 1.0 - p @ p
+    q = np.random.default_rng(0).dirichlet(np.ones(40))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        huge = pml.design(pml.L1Ball(q, 0.15), 700.0, utility="frequency_estimation", prior=q,
+                          solver_options={"time_limit": 3})
+    assert huge.optimal and huge.utility == pytest.approx(1.0 - q @ q, rel=1e-9)

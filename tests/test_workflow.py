@@ -154,6 +154,22 @@ def test_disclosure_names_outputs_others_reach_only_negligibly():
     assert disclosure_lines(output_disclosure(W, ball, ["A", "B", "C"]))[0] == "disclosure: no output singles out an input (4 outputs)"
 
 
+def test_a_ball_holding_a_point_mass_is_named_before_the_listing():
+    """Over a ball that contains δ_x (‖P̂ − δ_x‖₁ = 2(1 − P̂_x) ≤ β) every output's largest posterior of x is 1 whatever
+    the mechanism: a new user read 'almost only k00' for every output of a design from few reports."""
+    from pml_design.design.disclosure import contained_point_mass, disclosure_lines, output_disclosure
+
+    W = np.full((3, 3), 1.0 / 3.0)  # the mechanism that discloses nothing
+    wide = pml.L1Ball([0.8, 0.1, 0.1], 0.4)  # 2(1 − 0.8) = 0.4 ≤ 0.4
+    assert contained_point_mass(wide, ["A", "B", "C"]) == "A"
+    assert contained_point_mass(pml.L1Ball([0.8, 0.1, 0.1], 0.39), ["A", "B", "C"]) is None
+    entries = output_disclosure(W, wide, ["A", "B", "C"])
+    assert all(e["max_posterior"] > 0.999999 for e in entries)  # (the listing alone would say every output reveals A)
+    lines = disclosure_lines(entries, point_mass="A")
+    assert lines[0].startswith("note: the uncertainty set contains the distribution that is 'A' with certainty")
+    assert "e^-ε throughout the uncertainty set" in lines[1]
+
+
 # --- split ---------------------------------------------------------------------------------------------------------
 @pytest.fixture()
 def table(tmp_path):

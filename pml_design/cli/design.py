@@ -374,9 +374,9 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "outputs_by_time", False):
         print(f"note: at most {args.outputs_cap} outputs, so that what follows the design fits --time-limit "
               f"{args.time_limit:g} s (a longer limit allows more)")
-    from ..design.disclosure import disclosure_lines  # noqa: PLC0415
+    from ..design.disclosure import contained_point_mass, disclosure_lines  # noqa: PLC0415
 
-    for line in disclosure_lines(out["disclosure"]):
+    for line in disclosure_lines(out["disclosure"], point_mass=contained_point_mass(res.uncertainty, labels)):
         print(line)
     for f in written:
         print(f"wrote {f}")

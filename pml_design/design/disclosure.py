@@ -17,7 +17,7 @@ import numpy as np
 
 from ..uncertainty import max_posterior
 
-__all__ = ["disclosure_lines", "output_disclosure"]
+__all__ = ["contained_point_mass", "disclosure_lines", "output_disclosure"]
 
 
 def _plain_label(v: Any) -> Any:
@@ -71,7 +71,7 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
 NEAR_CERTAIN: float = 0.999999
 
 
-def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
+def disclosure_lines(entries: Sequence[dict], *, limit: int = 12, point_mass: object = None) -> list[str]:
     """Human-readable lines for :func:`output_disclosure`: singled-out outputs first, then the posteriors.
 
     Implements: the disclosure listing of issue 22 (docs/design.md §10) as text.
@@ -83,6 +83,9 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
         ``max_posterior``).
     limit : int, default 12
         At most this many singled-out outputs and this many posteriors (the largest) are listed.
+    point_mass : object, optional
+        A category whose point mass lies in the uncertainty set (:func:`contained_point_mass`): under that prior every
+        output's posterior of it is 1, whatever the mechanism, so a first line says the listing is uninformative.
 
     Returns
     -------
@@ -92,10 +95,15 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
         line and one line per output with the largest posteriors, largest first.
     """
     lines = []
+    if point_mass is not None:  # (a new user read 'almost only k00' for every output of a design over such a ball)
+        lines.append(f"note: the uncertainty set contains the distribution that is {point_mass!r} with certainty; "
+                     "under it every output's posterior of it is 1 whatever the mechanism, so the posteriors below "
+                     "say little (more data for the estimate P̂ shrinks the radius)")
+    allowed = "ε-PML allows it only for an input whose probability is at least e^-ε throughout the uncertainty set"
     singles = [e for e in entries if e["singles_out"] is not None]
     if singles:
         lines.append(f"disclosure: {len(singles)} of {len(entries)} outputs single out one input (whoever sees "
-                     "the output knows the input; PML allows it for a common input):")
+                     f"the output knows the input; {allowed}):")
         lines += [f"  output {e['output']!r} <- only {e['singles_out']!r}" for e in singles[:limit]]
         if len(singles) > limit:
             lines.append(f"  ... and {len(singles) - limit} more")
@@ -104,8 +112,8 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
         near = [e for e in entries if e["max_posterior"] >= NEAR_CERTAIN]
         if near:
             lines.append(f"disclosure: no output singles out an input exactly, but {len(near)} of {len(entries)} outputs "
-                         f"reveal one with a posterior of at least {NEAR_CERTAIN} over the uncertainty set (PML allows "
-                         "it for a common input):")
+                         f"reveal one with a posterior of at least {NEAR_CERTAIN} over the uncertainty set "
+                         f"({allowed}):")
             lines += [f"  output {e['output']!r} <- almost only {e['input']!r}" for e in near[:limit]]
             if len(near) > limit:
                 lines.append(f"  ... and {len(near) - limit} more")
@@ -116,3 +124,30 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12) -> list[str]:
                  + (f" (the {limit} largest of {len(entries)})" if len(entries) > limit else "") + ":")
     lines += [f"  output {e['output']!r}: P({e['input']!r} | output) <= {e['max_posterior']:.4g}" for e in ranked[:limit]]
     return lines
+
+
+def contained_point_mass(uncertainty: object, labels: Sequence | None = None) -> object:
+    """A category whose point mass lies in an ℓ1 ball ``uncertainty`` (the most probable one at the centre), or None.
+
+    Implements: ``‖P̂ − δ_x‖₁ = 2(1 − P̂_x) ≤ β`` (docs/design.md §10): then the ball holds the prior under which x is
+    certain, and every output's largest posterior of x is 1.
+
+    Parameters
+    ----------
+    uncertainty : UncertaintySet
+        The design's uncertainty set (only an :class:`~pml_design.uncertainty.L1Ball` can answer).
+    labels : sequence, optional
+        The category labels (else the index).
+
+    Returns
+    -------
+    object or None
+        The label (or index) of that category.
+    """
+    center, radius = getattr(uncertainty, "center", None), getattr(uncertainty, "radius", None)
+    if center is None or radius is None:
+        return None
+    x = int(np.argmax(center))
+    if 2.0 * (1.0 - float(center[x])) > float(radius):
+        return None
+    return labels[x] if labels is not None else x

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ...mechanisms.frequency_oracles.optimum import ldp_optimum
-from ...uncertainty import UncertaintySet
+from ...uncertainty import UncertaintySet, leakage_capacity
 from ..._validation import check_positive_int
 from ..anytime import PROOF_RTOL, WARN_GAP, _default_progress, warn_result_gap
 from ..result import DesignResult, PMLDesignWarning, SolverFailedError, proven_optimal
@@ -50,6 +50,11 @@ MIXTURE_MAX_N: int = 4000
 #: any time limit); above MAX_COLUMN_GENERATION_N the time limit ends it.
 MIXTURE_STEPS: int = 100
 MIXTURE_STEPS_LARGE: int = 1000
+
+
+#: Up to this many symbols the design first checks whether publishing X itself is ε-PML over the set (an N × N
+#: identity's exact capacity).
+IDENTITY_MAX_N: int = 2000
 
 
 def design_frequency_estimation(
@@ -149,6 +154,14 @@ def design_frequency_estimation(
                 "information of the best compact epsilon-LDP channel is numerically singular (the error grows like "
                 "1/epsilon^2); use a larger epsilon, or deploy an LDP oracle (pml_design.frequency_oracles)"
             )
+        if n <= IDENTITY_MAX_N and leakage_capacity(np.eye(n), uset) <= epsilon:
+            # X itself is ε-PML over the set: F(W) ⪯ diag(1/P) for every W (data processing, _finish), so publishing X
+            # is the optimum, proven; nothing else runs (at ε ≈ 700 the stages' levels e^ε overflowed, and numpy's
+            # warnings reached the command line: a new user's trial)
+            best.offer(np.eye(n), "identity (epsilon allows publishing X)")
+            deadline = -math.inf
+        if proven_optimal(best.value, float(np.sum(np.log(prior))) if d_opt else 1.0 - sq, rtol=PROOF_RTOL):
+            deadline = -math.inf  # the seed meets the data-processing bound already (large ε: GRR is X up to e^-ε)
         seed, out_of_time, t_offer = _rank_seeds(n, epsilon, prior, max_outputs, seed, best, deadline, t_build,
                                                  t_offer, state)
         if not out_of_time and n <= MAX_COLUMN_GENERATION_N:  # a channel nearer LDP's best, for the incumbent only

@@ -142,8 +142,9 @@ def _values(alpha, beta, ok, pi_u, pi_w, nu_u, nu_w, stats):
     ok = ok & (z > 0)
     z = np.where(ok, z, 1.0)
     a, b = alpha / z, beta / z
-    val = a * a * uu + 2.0 * a * b * uw + b * b * ww - a * nu_u - b * nu_w
-    return np.where(ok, val, -np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):  # levels near e^ε overflow at ε ≈ 700: such columns are skipped
+        val = a * a * uu + 2.0 * a * b * uw + b * b * ww - a * nu_u - b * nu_w  # (numpy's warning reached the CLI)
+    return np.where(ok & np.isfinite(val), val, -np.inf)
 
 
 def _batch_climbs(epsilon, prior, M, dM, nu, center, radius, S, sweeps, per_sweep, deadline, budget=None):
