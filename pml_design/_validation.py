@@ -555,7 +555,7 @@ def check_mechanism(value: Any, name: str = "mechanism", *, n_inputs: int | None
             "(rows = inputs x)"
         )
     if np.any(W < 0):
-        raise ValueError(f"{name} must have non-negative entries, got minimum {W.min()!r}")
+        raise ValueError(f"{name} must have non-negative entries, got minimum {float(W.min())!r}")
     rows = W.sum(axis=1)
     bad = np.flatnonzero(np.abs(rows - 1.0) > PROB_ATOL)
     if bad.size:

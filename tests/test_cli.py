@@ -465,9 +465,11 @@ def _write(path, content):
 BAD_DEPLOY = [
     # (argv template, files to create, needle)
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
-     {"F": "id,colour\n1,red\n2,purple\n3,blue\n"}, "does not know"),
+     {"F": "id,colour\n1,red\n2,purple\n3,blue\n"}, "outside the categories"),
     (["privatize", "MECH", "--csv", "F", "--column", "nope", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
      "argument --column: no column 'nope'"),
+    (["privatize", "MECH", "--csv", "F", "--column", "9", "-o", "OUT"], {"F": "id,colour\n1,red\n"},
+     "index 9 is out of range (it has 2 columns, 0 to 1)"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": ""}, "file is empty"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"], {"F": "id,colour\n"}, "no data rows"),
     (["privatize", "MECH", "--csv", "F", "--column", "colour", "-o", "OUT"],
@@ -695,7 +697,7 @@ def test_privatize_errors_name_no_protected_value(capsys, tmp_path, counts_file)
     data.write_text("device\n" + "\n".join([labels[0]] * 50 + ["smartwatch-of-alice"] + [labels[1]] * 3) + "\n")
     code, out, err = run(capsys, "privatize", str(prefix) + ".json", "--csv", str(data), "--column", "device", "-o",
                          str(tmp_path / "out.csv"))
-    assert code == 2 and "does not know" in err and "not shown" in err
+    assert code == 2 and "outside the categories" in err and "not shown" in err
     # the message names its files; pytest's temporary folder (/tmp/pytest-of-USER/pytest-51/...) is taken out first,
     # so that a "51" (the bad cell's data row) or "alice" in it cannot fail the test by chance
     err = _without(err, tmp_path)

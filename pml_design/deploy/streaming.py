@@ -123,6 +123,9 @@ class TableSource:
             return column
         if column.isdigit() and int(column) < len(self.header):
             return self.header[int(column)]
+        if column.isdigit():
+            raise TableError(f"argument --column: no column named {column!r} in {self.path}, and index {column} is out "
+                             f"of range (it has {len(self.header)} columns, 0 to {len(self.header) - 1}): {self.header}")
         raise TableError(f"argument --column: no column {column!r} in {self.path}; columns are {self.header}")
 
     # --- batches -----------------------------------------------------------------------------
@@ -203,9 +206,9 @@ def _codes(values: Any, value_set: Any, source: TableSource, column: str, labels
     idx = pc.index_in(values, value_set=value_set)  # exact text, as in pandas (check_whitespace_distinct)
     if idx.null_count:
         if what == "labels":  # privatize's input: protected records, so no value, count or row is named
-            raise TableError(f"argument --column: column {column!r} of {source.path} holds values the mechanism "
-                             f"does not know (missing, or not among its labels {list(labels)[:20]}); they are not "
-                             "shown, as they are protected records: find them with a filter on those labels")
+            raise TableError(f"argument --column: column {column!r} of {source.path} holds values outside the "
+                             f"categories (missing, or not among {list(labels)[:20]}); they are not shown, as they are "
+                             "protected records: find them with a filter on those labels")
         # estimate's input: a file holding other values is no file of the mechanism's reports, and it may be the
         # records themselves (a review: a raw file's rare value, a count and a row went to stderr)
         raise TableError(f"argument --column: column {column!r} of {source.path} holds values the mechanism does "
