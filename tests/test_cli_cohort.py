@@ -70,6 +70,7 @@ def test_round_trip_cohort1_design_cohort2_estimate(capsys, tmp_path, cohorts, k
     assert code == 0, err
     summary = json.loads(out)
     assert summary["rows"] == 4000 and summary["oracle"] == ROUND_TRIP[key]["oracle"]
+    assert summary["provenance"] == f"{reports}.ldp.json" and pathlib.Path(summary["provenance"]).is_file()
     assert "--seed 1 makes this output reproducible" in err  # as privatize MECHANISM --seed warns
     code, out, err = run(capsys, "design", "--reports", reports, "--column", "country", *ORACLE_FLAGS[key],
                          "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-6", "--allow-zero",

@@ -329,7 +329,9 @@ def privatized_summary(args: argparse.Namespace, summary: dict, used: str) -> bo
         return True
     print(f"privatized column {args.column!r} of {summary['rows']} rows with {used} in {summary['seconds']:.2f} s "
           f"({summary['rows_per_second']:.3g} rows/s); wrote {args.output}"
-          + (f" and its mark {pathlib.Path(summary['mark']).name}" if summary.get("mark") else ""))
+          + (f" and its mark {pathlib.Path(summary['mark']).name}" if summary.get("mark") else "")
+          + (f" and its provenance file {pathlib.Path(summary['provenance']).name} (design --reports needs it beside "
+             "the reports)" if summary.get("provenance") else ""))
     caveat = summary.get("guarantee_caveat")  # (privatize --allow-design-data: the design records are not covered)
     print(f"guarantee: {summary['statement']}" + (f"; {caveat}" if caveat else ""))
     return False

@@ -112,8 +112,10 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
                              progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force,
                              inputs=[(args.categories_file, "--categories-file")] if args.categories_file else [])
     elapsed = time.perf_counter() - t0
-    summary = {"input": str(source.path), "output": args.output, "column": args.column, "rows": rows,
-               "seed": args.seed, "oracle": oracle.name, "ldp_epsilon": oracle.epsilon,
+    from ..deploy.reports import provenance_path  # noqa: PLC0415
+
+    summary = {"input": str(source.path), "output": args.output, "provenance": str(provenance_path(args.output)),
+               "column": args.column, "rows": rows, "seed": args.seed, "oracle": oracle.name, "ldp_epsilon": oracle.epsilon,
                "k": getattr(oracle, "k", None), "categories": categories, "statement": _statement(oracle, categories),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf}
     if privatized_summary(args, summary, f"{oracle.name} at ldp-epsilon {oracle.epsilon:g}"):
