@@ -399,6 +399,43 @@ def test_estimate_refuses_reports_whose_mark_names_another_mechanism(capsys, dep
     assert run(capsys, "estimate", str(mech_path), "--csv", str(out), "--column", "colour")[0] == 0
 
 
+def test_privatize_refuses_the_file_split_divided(capsys, csv_file, tmp_path):
+    # a new user privatized the unsplit file (the design records among its rows) and got a plain guarantee line: split
+    # keeps the file's SHA-256 beside DESIGN, design keeps it in the fingerprint, privatize refuses that file
+    from pml_design.deploy.split import split_record_path, split_source_of
+    from pml_design.deploy.guard import file_sha256
+
+    path, _ = csv_file
+    design, rest = tmp_path / "d.csv", tmp_path / "r.csv"
+    assert run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "--seed", "1", "-o", str(design),
+               str(rest))[0] == 0
+    assert split_source_of(design) == file_sha256(path) and split_source_of(rest) is None
+    code, _, err = run(capsys, "design", "--csv", str(design), "--column", "colour", "--epsilon", "1", "--delta",
+                       "1e-3", "--time-limit", "5", "-o", str(tmp_path / "m"))
+    assert code == 0, err
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["design_data"]["split_source_sha256"] == file_sha256(path)
+    code, _, err = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(path), "--column", "colour", "-o",
+                       str(tmp_path / "full.csv"))
+    assert code == 2 and "is the file split divided" in err and "--allow-design-data" in err
+    assert not (tmp_path / "full.csv").exists()
+    code, out, _ = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(path), "--column", "colour", "-o",
+                       str(tmp_path / "full.csv"), "--allow-design-data")
+    assert code == 0 and "it does not cover any design record among these records" in out
+    code, out, _ = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(rest), "--column", "colour", "-o",
+                       str(tmp_path / "rest_p.csv"))
+    assert code == 0 and "does not cover" not in out
+    # the record is an output like the others: an existing one is refused without --force
+    code, _, err = run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(tmp_path / "d2.csv"),
+                       str(tmp_path / "r2.csv"))
+    assert code == 0
+    (tmp_path / "d3.csv.split.json").write_text("mine\n")
+    code, _, err = run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(tmp_path / "d3.csv"),
+                       str(tmp_path / "r3.csv"))
+    assert code == 2 and "d3.csv.split.json" in err and (tmp_path / "d3.csv.split.json").read_text() == "mine\n"
+    assert split_record_path(tmp_path / "d3.csv") == tmp_path / "d3.csv.split.json"
+
+
 def _umask():
     import os
 

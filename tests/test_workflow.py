@@ -405,6 +405,8 @@ TAMPERS = [
     ("statement", lambda d: d.__setitem__("statement", d["statement"].replace("0.001", "1e-09")), "the statement"),
     ("disclosure", lambda d: d["disclosure"][0].__setitem__("max_posterior", 0.5), "disclosure"),
     ("design_data", lambda d: d.__setitem__("design_data", {"kind": "file sha256", "sha256": "x"}), "design_data"),
+    ("split source", lambda d: d.__setitem__("design_data", {"kind": "column sha256", "sha256": "a" * 64,
+                                                             "split_source_sha256": "../x"}), "split_source_sha256"),
     ("raw counts", lambda d: d.__setitem__("counts", [1800, 900, 300]), "carries no raw data"),
     ("raw source", lambda d: d.__setitem__("source", {"csv": "/home/me/data.csv"}), "carries no raw data"),
     ("downgrade", lambda d: d.update(format_version=1, delta=1e-12), "version-2 fields"),  # v1 skips checks

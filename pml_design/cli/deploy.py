@@ -169,7 +169,8 @@ def run_privatize(args: argparse.Namespace) -> int:
     summary = {"input": str(source.path), "output": args.output, "mark": str(mark), "column": args.column,
                "rows": rows, "seed": args.seed, "mechanism": args.mechanism, "statement": mech.metadata.get("statement"),
                "seconds": elapsed, "rows_per_second": rows / elapsed if elapsed > 0 else math.inf,
-               "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(args, design_data, mech.metadata.get("prior_source"))}
+               "design_data_privatized": design_data, "guarantee_caveat": _design_data_caveat(
+                   args, design_data and not guard.whole_split, mech.metadata.get("prior_source"))}
     privatized_summary(args, summary, args.mechanism)
     return 0
 
@@ -223,28 +224,36 @@ class _DesignDataGuard:
     def __init__(self, args: argparse.Namespace, mech: Any, source: Any) -> None:
         from ..deploy.guard import design_data_of, matches_design_data  # noqa: PLC0415
 
-        self.args, self.source, self.matched = args, source, False
+        self.args, self.source, self.matched, self.whole_split = args, source, False, False
         self.fingerprint = design_data_of(mech)
         self.check_column = self._check if self.fingerprint.get("kind") == "column sha256" else None
         if self.fingerprint.get("kind") == "file sha256" and matches_design_data(self.fingerprint, path=source.path):
             self._matched()
+        split = self.fingerprint.get("split_source_sha256")
+        if split is not None and not self.matched:
+            from ..deploy.guard import file_sha256  # noqa: PLC0415
 
-    def _check(self, digest: str) -> None:
-        if digest == self.fingerprint.get("sha256"):
-            self._matched()
+            if file_sha256(source.path) == split:  # the file split divided: the design records are among its rows
+                self.whole_split = True
+                self._matched(f"{source.path} is the file split divided into the records {args.mechanism} was designed "
+                              "on and the rest, so it holds those records")
 
-    def _matched(self) -> None:
+    def _matched(self, why: str | None = None) -> None:
         from ..deploy.guard import DESIGN_DATA_MESSAGE  # noqa: PLC0415
 
         args = self.args
         if not args.allow_design_data:
             option = table_option(args)
-            raise CliError(f"argument {option}: {self.source.path} holds the records {args.mechanism} was designed "
-                           f"on: {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
+            raise CliError(f"argument {option}: {why or f'{self.source.path} holds the records {args.mechanism} was designed on'}"
+                           f": {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
         self.matched = True
         sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on "
                          "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "
                          "does not cover them\n")
+
+    def _check(self, digest: str) -> None:
+        if digest == self.fingerprint.get("sha256") and not self.matched:
+            self._matched()
 
 
 def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:

@@ -472,7 +472,14 @@ def _fingerprint(args: argparse.Namespace, counts: Any, digest: Any) -> dict:
     if args.dp_epsilon is not None:  # a hash of the records is no DP release: keep none
         return {"kind": None, "why": "P-hat from a DP release of the counts (--dp-epsilon): a hash of the design "
                                      "records would not be covered by their DP guarantee"}
-    return design_fingerprint(None, counts, sha256=digest.hexdigest())
+    fp = design_fingerprint(None, counts, sha256=digest.hexdigest())
+    if fp.get("kind") == "column sha256":  # designed on split's DESIGN: the file it split holds these records too
+        from ..deploy.split import split_source_of  # noqa: PLC0415
+
+        source = split_source_of(args.csv if args.csv is not None else args.parquet)
+        if source is not None:
+            fp["split_source_sha256"] = source
+    return fp
 
 
 def _on_categories(labels: list, counts: Any, cats: list[str], option: str) -> tuple[list, Any]:

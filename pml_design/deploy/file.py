@@ -591,3 +591,5 @@ def _check_fingerprint(fp: object) -> None:
         return
     if fp["kind"] not in FINGERPRINT_KINDS or not _SHA256_HEX.match(str(fp.get("sha256", ""))):
         raise ValueError(f"design_data must have a kind among {list(FINGERPRINT_KINDS)} and a hex sha256, got {fmt(fp)}")
+    if "split_source_sha256" in fp and not _SHA256_HEX.match(str(fp["split_source_sha256"])):
+        raise ValueError(f"design_data.split_source_sha256 must be a hex sha256, got {fmt(fp['split_source_sha256'])}")

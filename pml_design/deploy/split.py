@@ -17,7 +17,55 @@ from typing import Any
 from .._validation import as_generator
 from .streaming import TableError, TableSource, _csv_header_line, _is_parquet, _progress, _write_csv_batch
 
-__all__ = ["split_file"]
+__all__ = ["split_file", "split_record_path", "split_source_of"]
+
+#: Beside DESIGN, ``split`` writes ``DESIGN.split.json``: the SHA-256 of the file it split. ``design`` on DESIGN keeps
+#: that hash in the mechanism file's fingerprint, and ``privatize`` refuses the file it names: the whole file holds the
+#: design records (a new user privatized the unsplit file, and the guarantee line covered records it does not).
+SPLIT_RECORD_SUFFIX: str = ".split.json"
+SPLIT_RECORD_FORMAT: str = "pml-design split record"
+
+
+def split_record_path(design_output: object) -> pathlib.Path:
+    """``DESIGN.split.json``, the record ``split`` writes beside its design output.
+
+    Parameters
+    ----------
+    design_output : str or os.PathLike
+        The design records' file.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    p = pathlib.Path(os.fspath(design_output))  # type: ignore[arg-type]
+    return p.with_name(p.name + SPLIT_RECORD_SUFFIX)
+
+
+def split_source_of(design_file: object) -> str | None:
+    """The SHA-256 of the file that ``split`` divided into ``design_file`` and its rest, from the record beside it, or
+    None (no record, or not a readable one).
+
+    Parameters
+    ----------
+    design_file : str or os.PathLike
+        A design records' file.
+
+    Returns
+    -------
+    str or None
+        A hex digest.
+    """
+    import json  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    path = split_record_path(design_file)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    digest = doc.get("source_sha256") if isinstance(doc, dict) and doc.get("format") == SPLIT_RECORD_FORMAT else None
+    return digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
 
 
 #: How errors name what the caller passed: the CLI's flags, or :func:`split_file`'s arguments.
@@ -53,6 +101,8 @@ def _check_outputs(source: TableSource, outputs: list[pathlib.Path], overwrite: 
     for opt, out in zip(names["output"], outputs):  # the library's one rule: never an input, never an existing file
         check_output_path(out, inputs=[(source.path, source.option)], kind="split output", overwrite=overwrite,
                           option=opt, force_hint=names["force"])
+    check_output_path(split_record_path(outputs[0]), inputs=[(source.path, source.option), (outputs[1], "REST")],
+                      kind="split record", overwrite=overwrite, option=names["output"][0], force_hint=names["force"])
 
 
 class _Sink:
@@ -102,7 +152,9 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
     design_output, rest_output : str or os.PathLike
         The two files (Parquet if the name ends in ``.parquet`` / ``.pq``, else CSV with the input's delimiter);
         rows keep the input's order and every value is kept as text. Both are written to temporary files and
-        renamed only when the whole split succeeded; neither may be the input (compared as resolved paths).
+        renamed only when the whole split succeeded; neither may be the input (compared as resolved paths). Beside
+        ``design_output`` a record ``DESIGN.split.json`` keeps the input's SHA-256 (:func:`split_source_of`): a
+        design on DESIGN keeps it, and ``privatize`` then refuses the whole input, which holds the design records.
     rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
         Randomness (one uniform draw per row, in order: the split does not depend on the batch size); None:
         fresh OS entropy.
@@ -162,6 +214,13 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
                                  f"empty; use {'a larger' if what == 'DESIGN' else 'a smaller'} fraction or more rows")
         for s in sinks:
             os.replace(s.tmp, s.target)
+        import json  # noqa: PLC0415
+
+        from .atomic import _write_atomically  # noqa: PLC0415
+        from .guard import file_sha256  # noqa: PLC0415
+
+        _write_atomically(split_record_path(outputs[0]), json.dumps(
+            {"format": SPLIT_RECORD_FORMAT, "source_sha256": file_sha256(source.path)}) + "\n")
     except BaseException:
         for s in sinks:
             if not s.fh.closed:
