@@ -401,39 +401,46 @@ def test_estimate_refuses_reports_whose_mark_names_another_mechanism(capsys, dep
 
 def test_privatize_refuses_the_file_split_divided(capsys, csv_file, tmp_path):
     # a new user privatized the unsplit file (the design records among its rows) and got a plain guarantee line: split
-    # keeps the file's SHA-256 beside DESIGN, design keeps it in the fingerprint, privatize refuses that file
-    from pml_design.deploy.split import split_record_path, split_source_of
-    from pml_design.deploy.guard import file_sha256
+    # keeps its seed and fraction beside DESIGN, design keeps them in the fingerprint, privatize redraws them on its
+    # input; nothing of the released records enters the mechanism file (a review: the whole input's SHA-256, kept
+    # first, let whoever knows the design records and all but one released record guess the last one)
+    import shutil
+
+    from pml_design.deploy.split import split_draws_of, split_record_path
 
     path, _ = csv_file
     design, rest = tmp_path / "d.csv", tmp_path / "r.csv"
-    assert run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "--seed", "1", "-o", str(design),
-               str(rest))[0] == 0
-    assert split_source_of(design) == file_sha256(path) and split_source_of(rest) is None
+    assert run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(design), str(rest))[0] == 0
+    draws = split_draws_of(design)
+    assert draws is not None and draws[1] == 0.3 and split_draws_of(rest) is None
     code, _, err = run(capsys, "design", "--csv", str(design), "--column", "colour", "--epsilon", "1", "--delta",
                        "1e-3", "--time-limit", "5", "-o", str(tmp_path / "m"))
     assert code == 0, err
-    doc = json.loads((tmp_path / "m.json").read_text())
-    assert doc["design_data"]["split_source_sha256"] == file_sha256(path)
+    fp = json.loads((tmp_path / "m.json").read_text())["design_data"]
+    assert set(fp) == {"kind", "sha256", "split_seed", "split_fraction"} and (fp["split_seed"], fp["split_fraction"]) == draws
     code, _, err = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(path), "--column", "colour", "-o",
                        str(tmp_path / "full.csv"))
     assert code == 2 and "is the file split divided" in err and "--allow-design-data" in err
-    assert not (tmp_path / "full.csv").exists()
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "full.csv").exists()
     code, out, _ = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(path), "--column", "colour", "-o",
                        str(tmp_path / "full.csv"), "--allow-design-data")
     assert code == 0 and "it does not cover any design record among these records" in out
     code, out, _ = run(capsys, "privatize", str(tmp_path / "m.json"), "--csv", str(rest), "--column", "colour", "-o",
                        str(tmp_path / "rest_p.csv"))
     assert code == 0 and "does not cover" not in out
-    # the record is an output like the others: an existing one is refused without --force
-    code, _, err = run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(tmp_path / "d2.csv"),
-                       str(tmp_path / "r2.csv"))
-    assert code == 0
+    # a record beside another file (moved, edited, forged) names nothing: its DESIGN hash does not match
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(split_record_path(design), other / "d.csv.split.json")
+    (other / "d.csv").write_text(path.read_text())
+    assert split_draws_of(other / "d.csv") is None
+    # the record is an output like the others: an existing one is refused without --force; none for a Generator
     (tmp_path / "d3.csv.split.json").write_text("mine\n")
     code, _, err = run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(tmp_path / "d3.csv"),
                        str(tmp_path / "r3.csv"))
     assert code == 2 and "d3.csv.split.json" in err and (tmp_path / "d3.csv.split.json").read_text() == "mine\n"
-    assert split_record_path(tmp_path / "d3.csv") == tmp_path / "d3.csv.split.json"
+    pd.split_file(path, 0.3, tmp_path / "d4.csv", tmp_path / "r4.csv", rng=np.random.default_rng(0))
+    assert not split_record_path(tmp_path / "d4.csv").exists()
 
 
 def _umask():

@@ -185,3 +185,20 @@ def test_lockstep_climbs_find_what_one_at_a_time_finds(monkeypatch, n, radius, e
             out.append(PR.nested_pricing(ball, eps, p, M, nu, np.random.default_rng(5), restarts=40, work=work))
         assert out[0].shape == out[1].shape
         np.testing.assert_array_equal(out[0], out[1])
+
+
+def test_a_value_that_overflows_is_skipped_not_priced():
+    """At ε near 700 the levels ``e^ε`` of a three-level column overflow its value; such a column is skipped (−inf),
+    never priced as +inf or NaN, and numpy's overflow warning no longer reaches the caller."""
+    import warnings
+
+    from pml_design.design.estimation.pricing import _values
+
+    alpha = np.array([1e300, 2.0, 3.0])
+    beta = np.array([1.0, 1.0, 1.0])
+    ok = np.array([True, True, True])
+    stats = (np.ones(3), np.ones(3), np.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        val = _values(alpha, beta, ok, np.full(3, 1e-300), np.full(3, 0.5), np.zeros(3), np.zeros(3), stats)
+    assert val[0] == -np.inf and np.all(np.isfinite(val[1:]))

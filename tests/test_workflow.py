@@ -167,7 +167,7 @@ def test_a_ball_holding_a_point_mass_is_named_before_the_listing():
     assert all(e["max_posterior"] > 0.999999 for e in entries)  # (the listing alone would say every output reveals A)
     lines = disclosure_lines(entries, point_mass="A")
     assert lines[0].startswith("note: the uncertainty set contains the distribution that is 'A' with certainty")
-    assert "e^-ε throughout the uncertainty set" in lines[1]
+    assert "somewhere in the uncertainty set" in lines[1]  # (near 1, not exactly 1: "throughout" was false)
 
 
 # --- split ---------------------------------------------------------------------------------------------------------
@@ -405,8 +405,8 @@ TAMPERS = [
     ("statement", lambda d: d.__setitem__("statement", d["statement"].replace("0.001", "1e-09")), "the statement"),
     ("disclosure", lambda d: d["disclosure"][0].__setitem__("max_posterior", 0.5), "disclosure"),
     ("design_data", lambda d: d.__setitem__("design_data", {"kind": "file sha256", "sha256": "x"}), "design_data"),
-    ("split source", lambda d: d.__setitem__("design_data", {"kind": "column sha256", "sha256": "a" * 64,
-                                                             "split_source_sha256": "../x"}), "split_source_sha256"),
+    ("split seed", lambda d: d.__setitem__("design_data", {"kind": "column sha256", "sha256": "a" * 64,
+                                                           "split_seed": "../x", "split_fraction": 0.2}), "split_seed"),
     ("raw counts", lambda d: d.__setitem__("counts", [1800, 900, 300]), "carries no raw data"),
     ("raw source", lambda d: d.__setitem__("source", {"csv": "/home/me/data.csv"}), "carries no raw data"),
     ("downgrade", lambda d: d.update(format_version=1, delta=1e-12), "version-2 fields"),  # v1 skips checks

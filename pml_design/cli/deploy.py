@@ -160,7 +160,8 @@ def run_privatize(args: argparse.Namespace) -> int:
     _check_marks(args, source)
     t0 = time.perf_counter()
     rows = privatize_table(source, args.column, mech, args.output, np.random.default_rng(args.seed),
-                           progress=_show_progress(args), overwrite=args.force, check_column=guard.check_column)
+                           progress=_show_progress(args), overwrite=args.force, check_column=guard.check_column,
+                           split_draws=guard.split_draws)
     from ..deploy.report_marks import write_mark  # noqa: PLC0415
 
     mark = write_mark(args.output, mech, args.column, rows)  # (estimate requires it for a noisy-copy mechanism)
@@ -229,14 +230,8 @@ class _DesignDataGuard:
         self.check_column = self._check if self.fingerprint.get("kind") == "column sha256" else None
         if self.fingerprint.get("kind") == "file sha256" and matches_design_data(self.fingerprint, path=source.path):
             self._matched()
-        split = self.fingerprint.get("split_source_sha256")
-        if split is not None and not self.matched:
-            from ..deploy.guard import file_sha256  # noqa: PLC0415
-
-            if file_sha256(source.path) == split:  # the file split divided: the design records are among its rows
-                self.whole_split = True
-                self._matched(f"{source.path} is the file split divided into the records {args.mechanism} was designed "
-                              "on and the rest, so it holds those records")
+        seed, frac = self.fingerprint.get("split_seed"), self.fingerprint.get("split_fraction")
+        self.split_draws = (seed, frac) if self.check_column is not None and seed is not None else None
 
     def _matched(self, why: str | None = None) -> None:
         from ..deploy.guard import DESIGN_DATA_MESSAGE  # noqa: PLC0415
@@ -251,9 +246,14 @@ class _DesignDataGuard:
                          "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "
                          "does not cover them\n")
 
-    def _check(self, digest: str) -> None:
-        if digest == self.fingerprint.get("sha256") and not self.matched:
+    def _check(self, digest: str, split_digest: str | None = None) -> None:
+        if digest == self.fingerprint.get("sha256"):
             self._matched()
+        elif split_digest is not None and split_digest == self.fingerprint.get("sha256"):
+            # the rows the design's split drew hold the design column: this is the file split divided
+            self.whole_split = True
+            self._matched(f"{self.source.path} is the file split divided into the records {self.args.mechanism} was "
+                          "designed on and the rest, so it holds those records")
 
 
 def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:

@@ -474,11 +474,11 @@ def _fingerprint(args: argparse.Namespace, counts: Any, digest: Any) -> dict:
                                      "records would not be covered by their DP guarantee"}
     fp = design_fingerprint(None, counts, sha256=digest.hexdigest())
     if fp.get("kind") == "column sha256":  # designed on split's DESIGN: the file it split holds these records too
-        from ..deploy.split import split_source_of  # noqa: PLC0415
+        from ..deploy.split import split_draws_of  # noqa: PLC0415
 
-        source = split_source_of(args.csv if args.csv is not None else args.parquet)
-        if source is not None:
-            fp["split_source_sha256"] = source
+        draws = split_draws_of(args.csv if args.csv is not None else args.parquet)
+        if draws is not None:  # the split's seed and fraction: independent of the data (docs/cli.md)
+            fp["split_seed"], fp["split_fraction"] = draws
     return fp
 
 

@@ -161,7 +161,7 @@ def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any
     option = "--first-cohort-column" if args.first_cohort_column is not None else "--first-cohort"
     wanted = args.first_cohort_column if args.first_cohort_column is not None else doc["column"]
     header = source.header
-    if wanted not in header and not (wanted.isdigit() and int(wanted) < len(header)):
+    if wanted not in header and not (wanted.isascii() and wanted.isdigit() and int(wanted) < len(header)):
         whose = "" if option == "--first-cohort-column" else (" (--column's: give --first-cohort-column)"
                                                               if args.unverified_first_cohort else
                                                               " (the column its provenance file names)")

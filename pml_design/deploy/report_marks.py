@@ -17,7 +17,7 @@ from typing import Any
 
 from .guard import file_sha256
 
-__all__ = ["MARK_FORMAT", "MARK_SUFFIX", "is_noisy_copy", "mark_path", "mark_problem", "write_mark"]
+__all__ = ["MARK_FORMAT", "MARK_SUFFIX", "is_noisy_copy", "mark_path", "mark_problem", "marked_mechanism", "write_mark"]
 
 #: Appended to a report file's path for its mark.
 MARK_SUFFIX: str = ".pml.json"

@@ -14,14 +14,20 @@ import os
 import pathlib
 from typing import Any
 
+import numpy as np
+
 from .._validation import as_generator
 from .streaming import TableError, TableSource, _csv_header_line, _is_parquet, _progress, _write_csv_batch
 
-__all__ = ["split_file", "split_record_path", "split_source_of"]
+__all__ = ["split_draws_of", "split_file", "split_record_path", "split_selector"]
 
-#: Beside DESIGN, ``split`` writes ``DESIGN.split.json``: the SHA-256 of the file it split. ``design`` on DESIGN keeps
-#: that hash in the mechanism file's fingerprint, and ``privatize`` refuses the file it names: the whole file holds the
-#: design records (a new user privatized the unsplit file, and the guarantee line covered records it does not).
+#: Beside DESIGN, ``split`` writes ``DESIGN.split.json``: the split's seed and fraction and DESIGN's own SHA-256.
+#: ``design`` on DESIGN (unchanged since) keeps the seed and fraction in the mechanism file's fingerprint, and
+#: ``privatize`` redraws them on its input: where the rows they select hold the design column, the input is the file
+#: that was split (a new user privatized the unsplit file, and the guarantee line covered records it does not). The
+#: seed is independent of the data, so the mechanism file publishes nothing more of the released records (a review:
+#: the whole input's SHA-256, kept first, let whoever knows the design records and all but one released record guess
+#: the last one's value).
 SPLIT_RECORD_SUFFIX: str = ".split.json"
 SPLIT_RECORD_FORMAT: str = "pml-design split record"
 
@@ -42,9 +48,9 @@ def split_record_path(design_output: object) -> pathlib.Path:
     return p.with_name(p.name + SPLIT_RECORD_SUFFIX)
 
 
-def split_source_of(design_file: object) -> str | None:
-    """The SHA-256 of the file that ``split`` divided into ``design_file`` and its rest, from the record beside it, or
-    None (no record, or not a readable one).
+def split_draws_of(design_file: object) -> tuple[str, float] | None:
+    """``(seed, fraction)`` of the split that wrote ``design_file``, from the record beside it, or None (no record, not
+    a readable one, or one whose SHA-256 of DESIGN no longer matches the file: moved, edited or forged).
 
     Parameters
     ----------
@@ -53,19 +59,52 @@ def split_source_of(design_file: object) -> str | None:
 
     Returns
     -------
-    str or None
-        A hex digest.
+    (str, float) or None
+        The seed as hex digits and the fraction (the split's draws: ``numpy.random.default_rng(int(seed, 16))``, one
+        ``random()`` per data row, in order, below the fraction: a design row).
     """
     import json  # noqa: PLC0415
     import re  # noqa: PLC0415
+
+    from .guard import file_sha256  # noqa: PLC0415
 
     path = split_record_path(design_file)
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    digest = doc.get("source_sha256") if isinstance(doc, dict) and doc.get("format") == SPLIT_RECORD_FORMAT else None
-    return digest if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest) else None
+    if not isinstance(doc, dict) or doc.get("format") != SPLIT_RECORD_FORMAT:
+        return None
+    seed, frac, own = doc.get("seed"), doc.get("fraction"), doc.get("design_sha256")
+    if not (isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{1,64}", seed) and isinstance(frac, float)
+            and 0.0 < frac < 1.0 and isinstance(own, str)):
+        return None
+    try:
+        return (seed, frac) if file_sha256(design_file) == own else None
+    except OSError:
+        return None
+
+
+def split_selector(seed: str, fraction: float) -> Any:
+    """``select(n)``: the next ``n`` rows' design flags of the split ``(seed, fraction)``, batch after batch (the same
+    flags whatever the batch sizes: one ``random()`` per row, in order, as :func:`split_file` draws them).
+
+    Parameters
+    ----------
+    seed : str
+        Hex digits (:func:`split_draws_of`).
+    fraction : float
+        The split's fraction.
+
+    Returns
+    -------
+    callable
+        ``select(n) -> numpy.ndarray`` of n booleans.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    gen = np.random.default_rng(int(seed, 16))
+    return lambda n: gen.random(n) < fraction
 
 
 #: How errors name what the caller passed: the CLI's flags, or :func:`split_file`'s arguments.
@@ -153,8 +192,9 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         The two files (Parquet if the name ends in ``.parquet`` / ``.pq``, else CSV with the input's delimiter);
         rows keep the input's order and every value is kept as text. Both are written to temporary files and
         renamed only when the whole split succeeded; neither may be the input (compared as resolved paths). Beside
-        ``design_output`` a record ``DESIGN.split.json`` keeps the input's SHA-256 (:func:`split_source_of`): a
-        design on DESIGN keeps it, and ``privatize`` then refuses the whole input, which holds the design records.
+        ``design_output`` a record ``DESIGN.split.json`` keeps the seed, the fraction and DESIGN's SHA-256
+        (:func:`split_draws_of`; not for a Generator or SeedSequence ``rng``, whose draws it cannot name): a design
+        on DESIGN keeps the first two, and ``privatize`` then refuses the whole input, which holds the design records.
     rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
         Randomness (one uniform draw per row, in order: the split does not depend on the batch size); None:
         fresh OS entropy.
@@ -182,6 +222,13 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
     """
     names = _CLI_NAMES if _cli else _PY_NAMES
     f = _check_fraction(fraction, names["fraction"])
+    seed = None  # recorded beside DESIGN where the draws can be replayed: fresh entropy or an integer seed
+    if rng is None:
+        import secrets  # noqa: PLC0415
+
+        rng = secrets.randbits(128)  # (fresh OS entropy, as before, now known to the record)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
+        seed = format(int(rng), "x")
     gen = as_generator(rng)
     if isinstance(input, TableSource):
         source = input
@@ -219,8 +266,10 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         from .atomic import _write_atomically  # noqa: PLC0415
         from .guard import file_sha256  # noqa: PLC0415
 
-        _write_atomically(split_record_path(outputs[0]), json.dumps(
-            {"format": SPLIT_RECORD_FORMAT, "source_sha256": file_sha256(source.path)}) + "\n")
+        if seed is not None:
+            _write_atomically(split_record_path(outputs[0]), json.dumps(
+                {"format": SPLIT_RECORD_FORMAT, "seed": seed, "fraction": f,
+                 "design_sha256": file_sha256(outputs[0])}) + "\n")
     except BaseException:
         for s in sinks:
             if not s.fh.closed:

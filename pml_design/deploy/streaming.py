@@ -121,9 +121,10 @@ class TableSource:
         """The header name of ``column`` (a name, or a 0-based index if no column has that name)."""
         if column in self.header:
             return column
-        if column.isdigit() and int(column) < len(self.header):
+        index = column.isascii() and column.isdigit()  # (not '²': isdigit alone accepts it, and int() fails)
+        if index and int(column) < len(self.header):
             return self.header[int(column)]
-        if column.isdigit():
+        if index:
             raise TableError(f"argument --column: no column named {column!r} in {self.path}, and index {column} is out "
                              f"of range (it has {len(self.header)} columns, 0 to {len(self.header) - 1}): {self.header}")
         raise TableError(f"argument --column: no column {column!r} in {self.path}; columns are {self.header}")
@@ -358,7 +359,8 @@ def _write_csv_batch(batch: Any, sink: Any, delimiter: str) -> None:
 
 
 def privatize_table(source: TableSource, column: str, mechanism: Any, output: object, rng: np.random.Generator,
-                    *, progress: bool = False, overwrite: bool = False, check_column: Any = None) -> int:
+                    *, progress: bool = False, overwrite: bool = False, check_column: Any = None,
+                    split_draws: tuple[str, float] | None = None) -> int:
     """Write ``source`` to ``output`` with ``column`` replaced by privatized labels; returns the row count.
 
     Implements: the local model of the core paper (Section II), ``Y ∼ P_{Y|X=x}`` per record, by
@@ -387,7 +389,11 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     overwrite : bool, default False
         Replace an existing ``output`` that is not an input.
     check_column : callable, optional
-        ``check_column(sha256_hex)``, called before the output is renamed into place.
+        ``check_column(sha256_hex)``, called before the output is renamed into place; with ``split_draws``,
+        ``check_column(sha256_hex, split_sha256_hex)``, the second the same hash of the rows those draws select.
+    split_draws : (str, float), optional
+        A split's seed and fraction (:func:`pml_design.deploy.split.split_draws_of`, kept in a mechanism file's
+        fingerprint): the rows they select are hashed too (the input may be the file that split divided).
 
     Returns
     -------
@@ -412,12 +418,12 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
 
     return rewrite_column(source, column, _label_strings(mechanism.labels, "labels"), reports, output,
                           inputs=[(mech_file, "MECHANISM")], progress=progress, overwrite=overwrite,
-                          check_column=check_column)
+                          check_column=check_column, split_draws=split_draws)
 
 
 def rewrite_column(source: TableSource, column: str, labels: Sequence[str], reports: Any, output: object, *,
                    inputs: Sequence[tuple[object, str]] = (), progress: bool = False, overwrite: bool = False,
-                   check_column: Any = None) -> int:
+                   check_column: Any = None, split_draws: tuple[str, float] | None = None) -> int:
     """Write ``source`` to ``output`` with ``column``'s labels replaced by ``reports(codes)``; returns the row count.
 
     Implements: the streamed, atomic rewrite behind :func:`privatize_table` (and the LDP oracles' privatize of
@@ -439,7 +445,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
         The output file (``.parquet``/``.pq``: Parquet, else CSV with the input's delimiter).
     inputs : sequence of (path, option), optional
         Further inputs the output may not be (besides ``source``), e.g. the mechanism file.
-    progress, overwrite, check_column
+    progress, overwrite, check_column, split_draws
         As in :func:`privatize_table`.
 
     Returns
@@ -462,6 +468,11 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
     fd, tmp = temporary_sibling(target)
     rows = 0
     digest = hashlib.sha256() if check_column is not None else None
+    selected, select = None, None
+    if digest is not None and split_draws is not None:
+        from .split import split_selector  # noqa: PLC0415
+
+        selected, select = hashlib.sha256(), split_selector(*split_draws)
     try:
         os.close(fd)  # written through a native Arrow file (see _csv_batches: no Python file inside Arrow)
         typed = name if _is_parquet(target) else None  # Parquet to Parquet: the other columns keep their types
@@ -474,6 +485,8 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
                 x = _codes(batch.column(j), value_set, source, column, labels, rows, "labels")
                 if digest is not None:
                     update_column_digest(digest, batch.column(j))
+                if selected is not None:
+                    update_column_digest(selected, batch.column(j).filter(pa.array(select(batch.num_rows))))
                 cols = list(batch.columns)
                 cols[j] = reports(x)
                 out = pa.RecordBatch.from_arrays(cols, names=source.header)
@@ -489,7 +502,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
             if writer is not None:
                 writer.close()
         if digest is not None:
-            check_column(digest.hexdigest())
+            check_column(digest.hexdigest(), *([selected.hexdigest()] if selected is not None else []))
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -113,7 +113,8 @@ def disclosure_lines(entries: Sequence[dict], *, limit: int = 12, point_mass: ob
         if near:
             lines.append(f"disclosure: no output singles out an input exactly, but {len(near)} of {len(entries)} outputs "
                          f"reveal one with a posterior of at least {NEAR_CERTAIN} over the uncertainty set "
-                         f"({allowed}):")
+                         "(ε-PML allows a posterior near 1 where the input's probability is about e^-ε or more "
+                         "somewhere in the uncertainty set):")
             lines += [f"  output {e['output']!r} <- almost only {e['input']!r}" for e in near[:limit]]
             if len(near) > limit:
                 lines.append(f"  ... and {len(near) - limit} more")

@@ -235,7 +235,8 @@ class LdpComparison:
         g = self.optimal_ldp_gap
         if not g > 0.01:
             return label
-        return label + (" [no bound]" if not math.isfinite(g) else f" [within {100 * g:.3g}%]")
+        # not proven optimal: named as what it is (the CLI's "best LDP design found"; a new user took it for the optimum)
+        return "best ε-LDP found" + (" [no bound]" if not math.isfinite(g) else f" [≤ {100 * g:.3g}% off]")
 
     def __str__(self) -> str:
         return self.to_table()
