@@ -239,8 +239,8 @@ class _DesignDataGuard:
         args = self.args
         if not args.allow_design_data:
             option = table_option(args)
-            raise CliError(f"argument {option}: {why or f'{self.source.path} holds the records {args.mechanism} was designed on'}"
-                           f": {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
+            why = why or f"{self.source.path} holds the records {args.mechanism} was designed on"
+            raise CliError(f"argument {option}: {why}: {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
         self.matched = True
         sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on "
                          "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "
@@ -257,9 +257,10 @@ class _DesignDataGuard:
 
 
 def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:
-    """For a mechanism whose outputs carry the category names, the file must be one ``privatize`` wrote with it (its
-    mark, unchanged), unless ``--unverified-reports``: raw records read as such reports, and their exact counts were
-    printed (a new user's mistake, 2026-11-27)."""
+    """Unless ``--unverified-reports``: a file whose mark names another mechanism file is refused (any mechanism: a
+    new user's wrong mechanism gave a wrong table, exit 0, session 20); and for a mechanism whose outputs carry the
+    category names, the file must be one ``privatize`` wrote with it (its mark, unchanged): raw records read as such
+    reports, and their exact counts were printed (a new user's mistake, 2026-11-27)."""
     from ..deploy.report_marks import is_noisy_copy, mark_path, mark_problem, marked_mechanism  # noqa: PLC0415
 
     if args.unverified_reports:
