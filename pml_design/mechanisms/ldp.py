@@ -236,7 +236,8 @@ class LdpComparison:
         if not g > 0.01:
             return label
         # not proven optimal: named as what it is (the CLI's "best LDP design found"; a new user took it for the optimum)
-        return "best ε-LDP found" + (" [no bound]" if not math.isfinite(g) else f" [≤ {100 * g:.3g}% off]")
+        return (label.replace("optimal ε-LDP", "best ε-LDP found")
+                + (" [no bound]" if not math.isfinite(g) else f" [within {100 * g:.3g}% of the optimum]"))
 
     def __str__(self) -> str:
         return self.to_table()
