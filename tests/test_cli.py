@@ -443,6 +443,59 @@ def test_privatize_refuses_the_file_split_divided(capsys, csv_file, tmp_path):
     assert not split_record_path(tmp_path / "d4.csv").exists()
 
 
+def test_an_interrupt_between_the_json_and_its_csv_leaves_neither(capsys, counts_file, tmp_path, monkeypatch):
+    # a new user's trial: Ctrl-C while design wrote PREFIX.csv (60 MB) left PREFIX.json alone, a valid mechanism file
+    # that the rerun then refused as existing; the CSV is now staged first and a JSON without its CSV taken back
+    import os
+
+    real = os.replace
+
+    def interrupted(src, dst, *a, **k):
+        if str(dst).endswith("mech.csv"):
+            raise KeyboardInterrupt
+        return real(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    code, _, err = run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1",
+                       "--time-limit", "5", "-o", str(tmp_path / "mech"))
+    assert code == 130 and "interrupted" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counts.csv"]  # no JSON, no CSV, no temporary file
+    monkeypatch.undo()
+    assert run(capsys, "design", "--counts", str(counts_file), "--epsilon", "1", "--radius", "0.1", "--time-limit",
+               "5", "-o", str(tmp_path / "mech"))[0] == 0  # the rerun is not refused
+
+
+def test_second_trial_mistakes_are_refused_or_named(capsys, csv_file, deployed, tmp_path):
+    # a second new user's trial: design -o replaced the split record it read; privatize --force replaced a mechanism
+    # file with privatized records; split --force replaced DESIGN without a word (the old design records went into
+    # the new REST); a category mismatch over many categories printed every name
+    import shutil
+
+    from pml_design.deploy.reports import _category_list, first_difference
+
+    path, _ = csv_file
+    _, _, mech_path = deployed
+    design, rest = tmp_path / "d.csv", tmp_path / "r.csv"
+    assert run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(design), str(rest))[0] == 0
+    record = (tmp_path / "d.csv.split.json").read_text()
+    code, _, err = run(capsys, "design", "--csv", str(design), "--column", "colour", "--epsilon", "1", "--delta",
+                       "1e-3", "-o", str(tmp_path / "d.csv.split"), "--force")
+    assert code == 2 and "the split record of the design data" in err
+    assert (tmp_path / "d.csv.split.json").read_text() == record
+    other = tmp_path / "other.json"
+    shutil.copy(mech_path, other)
+    code, _, err = run(capsys, "privatize", str(mech_path), "--csv", str(rest), "--column", "colour", "-o", str(other),
+                       "--force")
+    assert code == 2 and "is a pml-design mechanism file" in err and other.read_bytes() == mech_path.read_bytes()
+    code, _, err = run(capsys, "split", "--csv", str(path), "--fraction", "0.3", "-o", str(design), str(rest),
+                       "--force")
+    assert code == 0 and f"warning: replaced {design}" in err and "must not privatize the new" in err
+    names = [f"c{i}" for i in range(600)]
+    text = _category_list(names)
+    assert text.endswith(",... (600 in all)") and len(text) < 200
+    assert first_difference(names, names[:3] + ["zz"] + names[4:]) == "first difference at position 3: 'c3' against 'zz'"
+
+
 def _umask():
     import os
 

@@ -224,7 +224,7 @@ def test_cli_category_mismatch_lists_are_unambiguous(capsys, cli_files):
     d = cli_files
     line = _one_line_error(capsys, _estimate(d, "--first-cohort", d / "rep_order.csv"),
                            "argument --first-cohort: its reports were made in another order than MECHANISM's")
-    assert "(['z', 'y', 'x,1'] against ['x,1', 'y', 'z'])" in line
+    assert "(['z', 'y', 'x,1'] against ['x,1', 'y', 'z']; first difference at position 0: 'z' against 'x,1')" in line
 
 
 def test_cli_errors_name_the_right_flag(capsys, cli_files, monkeypatch, tmp_path):

@@ -518,6 +518,11 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
         from ..deploy.reports import provenance_path  # noqa: PLC0415
 
         inputs.append((provenance_path(args.reports), "--reports' provenance file"))
+    data = args.csv if args.csv is not None else args.parquet
+    if data is not None:  # (split's record beside the design data is read too: a new user's -o replaced it)
+        from ..deploy.split import split_record_path  # noqa: PLC0415
+
+        inputs.append((split_record_path(data), "the split record of the design data"))
     # never an input, never a directory (even with --force); then no existing file without --force: a mechanism file
     # is the only key to decoding the reports privatized with it (a review: it was replaced silently)
     common = {"inputs": inputs, "overwrite": args.force, "option": "argument --output", "force_hint": "--force"}
@@ -546,7 +551,7 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
     343 MB and seconds to write)."""
     import numpy as np  # noqa: PLC0415
 
-    from ..deploy.file import _write_atomically, save_mechanism  # noqa: PLC0415
+    from ..deploy.file import save_mechanism  # noqa: PLC0415
     from ..deploy.matrix_binary import use_binary  # noqa: PLC0415
     from ..deploy.matrix_text import _matrix_lines  # noqa: PLC0415
     from ..deploy.output import check_output_path, is_mechanism_file  # noqa: PLC0415
@@ -570,10 +575,31 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
     for path in written:
         check_output_path(path, overwrite=force, option="argument --output", force_hint="--force")
     replaced = jpath.is_file() and is_mechanism_file(jpath)  # (not opened unless a regular file: a FIFO blocks)
-    save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
-                   _matrix_text=lines, matrix_format="binary" if binary else "text")
-    if not binary:
-        _write_atomically(cpath, buf.getvalue())
+    import os  # noqa: PLC0415
+
+    from ..deploy.atomic import temporary_sibling  # noqa: PLC0415
+
+    # the CSV is staged first and renamed right after the JSON, and a JSON whose CSV did not follow is taken back: an
+    # interrupt (Ctrl-C, SIGTERM) while the 60 MB CSV was written left a valid mechanism file alone (a new user's
+    # trial: 5 of 12 runs), which a rerun then refused as existing
+    staged, wrote = None, False
+    try:
+        if not binary:
+            fd, staged = temporary_sibling(cpath)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(buf.getvalue())
+        save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
+                       _matrix_text=lines, matrix_format="binary" if binary else "text")
+        wrote = True
+        if staged is not None:
+            os.replace(staged, cpath)
+            staged = None
+    except BaseException:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
+            if wrote:  # (only the file this run wrote: never one that was there before)
+                jpath.unlink(missing_ok=True)
+        raise
     if replaced:  # a deployed mechanism file is the only key to its reports: never replaced without a word
         sys.stderr.write(f"pml-design: replaced the existing mechanism file {jpath} (reports privatized with the "
                          "previous mechanism can only be read with a copy of it)\n")

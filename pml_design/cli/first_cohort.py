@@ -135,7 +135,7 @@ def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any
     each); ``option`` is the flag that chose the column (``--first-cohort-column``, else ``--first-cohort``). The
     oracle is the provenance file's, or with ``--unverified-first-cohort`` that of ``--oracle`` and its flags, and
     the column by default ``column`` (the header name of the second cohort's ``--column``)."""
-    from ..deploy.reports import ORACLES, _category_list, make_oracle, provenance_mismatch  # noqa: PLC0415
+    from ..deploy.reports import ORACLES, _category_list, first_difference, make_oracle, provenance_mismatch  # noqa: PLC0415
 
     path = args.first_cohort
     doc = _provenance(args)
@@ -154,8 +154,8 @@ def _first_cohort(args: argparse.Namespace, mech: Any, column: str) -> tuple[Any
         how = "in another order than" if sorted(categories) == sorted(labels) else "over other categories than"
         flag = categories_option(args) if args.unverified_first_cohort else "--first-cohort"
         raise CliError(f"argument {flag}: its reports were made {how} MECHANISM's ({_category_list(categories)} "
-                       f"against {_category_list(labels)}): both cohorts must answer over the same categories in the "
-                       "same order")
+                       f"against {_category_list(labels)}; {first_difference(categories, labels)}): both cohorts must "
+                       "answer over the same categories in the same order")
     parquet = path.lower().endswith((".parquet", ".pq"))
     source = table_source(path, "--first-cohort", None, parquet)
     option = "--first-cohort-column" if args.first_cohort_column is not None else "--first-cohort"

@@ -51,8 +51,15 @@ def run(args: argparse.Namespace) -> int:
     source = table_source(args.csv if args.csv is not None else args.parquet, option, args.delimiter,
                           args.parquet is not None)
     design_out, rest_out = args.output
+    import pathlib  # noqa: PLC0415
+
+    replacing = args.force and pathlib.Path(design_out).is_file()
     n_design, n_rest = split_file(source, args.fraction, design_out, rest_out, args.seed,
                                   progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force, _cli=True)
+    if replacing:  # (a new user's rerun with --force: the old design records went into the new REST, unguarded)
+        sys.stderr.write(f"pml-design: warning: replaced {design_out}: a mechanism designed on the previous {design_out} "
+                         f"must not privatize the new {rest_out}, which now holds some of its design records (their "
+                         "counts are in that mechanism file); design again on the new DESIGN\n")
     summary = {"input": str(source.path), "design": design_out, "rest": rest_out, "design_rows": n_design,
                "rest_rows": n_rest, "fraction": args.fraction, "seed": args.seed}
     if args.json:

@@ -35,7 +35,7 @@ import numpy as np
 from .guard import file_sha256
 from .streaming import MISSING_VALUES, TableError, TableSource, _progress, rewrite_column
 
-__all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "make_oracle", "privatize_reports",
+__all__ = ["ORACLES", "PROVENANCE_SUFFIX", "SUBSET_SEPARATOR", "first_difference", "make_oracle", "privatize_reports",
            "provenance_field_error", "provenance_mismatch", "provenance_path", "report_support_counts",
            "write_provenance"]
 
@@ -387,10 +387,36 @@ def provenance_field_error(doc: dict) -> str | None:
     return None
 
 
-def _category_list(cats: object) -> str:
-    """The stored categories as the ``--categories`` text, or as a list when one holds a comma (``--categories-file``)."""
+#: At most this many categories are named in a message (a new user's order mismatch over 600 categories printed a
+#: 12 kB line).
+SHOWN_CATEGORIES: int = 20
+
+
+def _category_list(cats: object, limit: int = SHOWN_CATEGORIES) -> str:
+    """The stored categories as the ``--categories`` text, or as a list when one holds a comma (``--categories-file``);
+    beyond ``limit`` names the first ``limit`` and how many there are."""
     names = [str(c) for c in cats] if isinstance(cats, list) else []
-    return repr(names) if any("," in c for c in names) else ",".join(names)
+    shown = names[:limit]
+    text = repr(shown) if any("," in c for c in shown) else ",".join(shown)
+    return text + (f",... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def first_difference(a: Sequence[str], b: Sequence[str]) -> str:
+    """Where two category lists first differ, for a message (``"at position 3: 'x' against 'y'"``).
+
+    Parameters
+    ----------
+    a, b : sequence of str
+        The two lists.
+
+    Returns
+    -------
+    str
+    """
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"first difference at position {i}: {x!r} against {y!r}"
+    return f"{len(a)} against {len(b)} categories"
 
 
 def report_support_counts(source: TableSource, column: str, oracle: Any, categories: Sequence[str], *,
