@@ -575,31 +575,12 @@ def _write_design_files(paths: tuple[pathlib.Path, pathlib.Path], res: Any, labe
     for path in written:
         check_output_path(path, overwrite=force, option="argument --output", force_hint="--force")
     replaced = jpath.is_file() and is_mechanism_file(jpath)  # (not opened unless a regular file: a FIFO blocks)
-    import os  # noqa: PLC0415
+    from ..deploy.atomic import write_pair  # noqa: PLC0415
 
-    from ..deploy.atomic import temporary_sibling  # noqa: PLC0415
-
-    # the CSV is staged first and renamed right after the JSON, and a JSON whose CSV did not follow is taken back: an
-    # interrupt (Ctrl-C, SIGTERM) while the 60 MB CSV was written left a valid mechanism file alone (a new user's
-    # trial: 5 of 12 runs), which a rerun then refused as existing
-    staged, wrote = None, False
-    try:
-        if not binary:
-            fd, staged = temporary_sibling(cpath)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(buf.getvalue())
-        save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True, _disclosure=disclosure,
-                       _matrix_text=lines, matrix_format="binary" if binary else "text")
-        wrote = True
-        if staged is not None:
-            os.replace(staged, cpath)
-            staged = None
-    except BaseException:
-        if staged is not None:
-            staged.unlink(missing_ok=True)
-            if wrote:  # (only the file this run wrote: never one that was there before)
-                jpath.unlink(missing_ok=True)
-        raise
+    write_pair(jpath, lambda: save_mechanism(res, jpath, delta=delta, m=m, extra=jsonable(extra), overwrite=True,
+                                             _disclosure=disclosure, _matrix_text=lines,
+                                             matrix_format="binary" if binary else "text"),
+               cpath, None if binary else buf.getvalue())  # (an interrupt leaves neither file alone)
     if replaced:  # a deployed mechanism file is the only key to its reports: never replaced without a word
         sys.stderr.write(f"pml-design: replaced the existing mechanism file {jpath} (reports privatized with the "
                          "previous mechanism can only be read with a copy of it)\n")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
+from collections.abc import Callable
 
-__all__: list[str] = []
+__all__: list[str] = ["write_pair"]
 
 
 def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[int, pathlib.Path]:
@@ -39,3 +40,44 @@ def _write_atomically(target: pathlib.Path, text: str) -> pathlib.Path:
         tmp.unlink(missing_ok=True)
         raise
     return target
+
+
+def write_pair(first: pathlib.Path, write_first: Callable[[], object], second: pathlib.Path,
+               second_text: str | None) -> None:
+    """Write two files that belong together (a mechanism file and its matrix CSV) so that an interrupt leaves neither
+    alone: ``second_text`` is staged in a temporary sibling of ``second`` first, then ``write_first()`` writes
+    ``first`` (atomically), then the staged file is renamed; if anything fails or is interrupted before that rename,
+    the staged file is removed and so is ``first``, where this call wrote it (never a file that was there before).
+    ``second_text=None``: ``first`` alone.
+
+    Implements: "no partial output" (docs/cli.md, exit statuses): Ctrl-C while ``design -o`` wrote a 60 MB PREFIX.csv
+    left a valid PREFIX.json alone (a new user's trial, session 20), which a rerun then refused as existing.
+
+    Parameters
+    ----------
+    first : pathlib.Path
+        The file ``write_first`` writes.
+    write_first : callable
+        Writes ``first`` atomically.
+    second : pathlib.Path
+        The companion file.
+    second_text : str or None
+        Its content (None: no companion).
+    """
+    staged, wrote = None, False
+    try:
+        if second_text is not None:
+            fd, staged = temporary_sibling(second)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(second_text)
+        write_first()
+        wrote = True
+        if staged is not None:
+            os.replace(staged, second)
+            staged = None
+    except BaseException:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
+            if wrote:
+                first.unlink(missing_ok=True)
+        raise
