@@ -496,6 +496,29 @@ def test_second_trial_mistakes_are_refused_or_named(capsys, csv_file, deployed, 
     assert first_difference(names, names[:3] + ["zz"] + names[4:]) == "first difference at position 3: 'c3' against 'zz'"
 
 
+def test_an_output_that_appears_while_privatize_writes_is_not_replaced(capsys, deployed, tmp_path, monkeypatch):
+    # a second new user's trial: two runs to one output, started 0.15 s apart, both passed the start's check and both
+    # said "wrote"; the final rename now refuses a file that appeared meanwhile (without --force)
+    import pml_design.deploy.atomic as atomic
+
+    path, _, mech_path = deployed
+    out = tmp_path / "same.csv"
+    real = atomic.publish
+
+    def meanwhile(tmp, target, overwrite):
+        target.write_text("the other run's output\n")
+        return real(tmp, target, overwrite)
+
+    monkeypatch.setattr(atomic, "publish", meanwhile)
+    code, _, err = run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "-o", str(out))
+    assert code == 2 and "appeared while this output was written" in err and len(err.strip().splitlines()) == 1
+    assert out.read_text() == "the other run's output\n" and [p.name for p in tmp_path.glob(".*same*")] == []
+    code, _, err = run(capsys, "privatize", str(mech_path), "--csv", str(path), "--column", "colour", "-o", str(out),
+                       "--force")  # (with --force a file that appeared meanwhile is replaced, as one there before)
+    assert code == 0, err
+    assert out.read_text().startswith("id,colour")
+
+
 def _umask():
     import os
 

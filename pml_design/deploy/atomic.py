@@ -8,7 +8,7 @@ import pathlib
 import tempfile
 from collections.abc import Callable
 
-__all__: list[str] = ["write_pair"]
+__all__: list[str] = ["publish", "write_pair"]
 
 
 def temporary_sibling(target: pathlib.Path, suffix: str = ".partial") -> tuple[int, pathlib.Path]:
@@ -81,3 +81,44 @@ def write_pair(first: pathlib.Path, write_first: Callable[[], object], second: p
             if wrote:
                 first.unlink(missing_ok=True)
         raise
+
+
+def publish(tmp: pathlib.Path, target: pathlib.Path, overwrite: bool) -> None:
+    """Rename a finished temporary file to ``target``; without ``overwrite`` only if ``target`` still does not exist.
+
+    Implements: "no existing file without --force" at the moment of writing, not only at the start (a new user's trial,
+    session 20: two runs started 0.15 s apart both passed the start's check and both said "wrote", the second replacing
+    the first). Without ``overwrite`` the file is hard-linked to ``target``, which fails if ``target`` exists, then the
+    temporary name is removed; where the file system has no hard links the existence is checked just before the rename.
+
+    Parameters
+    ----------
+    tmp : pathlib.Path
+        The finished temporary file (a sibling of ``target``).
+    target : pathlib.Path
+        Its final name.
+    overwrite : bool
+        Replace an existing ``target`` (``--force``).
+
+    Raises
+    ------
+    FileExistsError
+        ``target`` appeared while the output was written (``overwrite`` False); ``tmp`` is removed.
+    """
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        tmp.unlink(missing_ok=True)
+        raise FileExistsError(f"{target} appeared while this output was written (another run?); refusing to replace it "
+                              "(choose another name, or pass --force to replace it)") from None
+    except OSError:  # no hard links here (e.g. some network or FAT file systems)
+        if target.exists() or target.is_symlink():
+            tmp.unlink(missing_ok=True)
+            raise FileExistsError(f"{target} appeared while this output was written (another run?); refusing to "
+                                  "replace it (choose another name, or pass --force to replace it)") from None
+        os.replace(tmp, target)
+        return
+    tmp.unlink(missing_ok=True)

@@ -456,11 +456,10 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.parquet as pq  # noqa: PLC0415
 
+    from .atomic import publish  # noqa: PLC0415
     from .file import temporary_sibling  # noqa: PLC0415
     from .guard import update_column_digest  # noqa: PLC0415
-    from .output import check_output_path  # noqa: PLC0415
-
-    from .output import is_mechanism_file  # noqa: PLC0415
+    from .output import check_output_path, is_mechanism_file  # noqa: PLC0415
 
     name = source.resolve(column)
     target = check_output_path(output, inputs=[(source.path, source.option), *inputs], kind="privatized copy",
@@ -488,7 +487,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
             if not _is_parquet(target):
                 sink.write(_csv_header_line(source.header, source.delimiter or ","))
             for batch in batches:
-                x = _codes(batch.column(j), value_set, source, column, labels, rows, "labels")
+                x = _codes(batch.column(j), value_set, source, name, labels, rows, "labels")  # (the header name)
                 if digest is not None:
                     update_column_digest(digest, batch.column(j))
                 if selected is not None:
@@ -509,7 +508,12 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
                 writer.close()
         if digest is not None:
             check_column(digest.hexdigest(), *([selected.hexdigest()] if selected is not None else []))
-        os.replace(tmp, target)
+        try:
+            publish(tmp, target, overwrite)
+        except FileExistsError as exc:
+            from .output import OutputFileError  # noqa: PLC0415
+
+            raise OutputFileError(f"argument --output: {exc}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
