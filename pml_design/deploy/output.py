@@ -23,7 +23,8 @@ import pathlib
 import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["OutputFileError", "check_output_path", "is_matrix_csv", "is_mechanism_file"]
+__all__ = ["OutputFileError", "check_output_path", "is_matrix_csv", "is_mechanism_file", "read_sidecar",
+           "sidecar_path"]
 
 
 class OutputFileError(ValueError):
@@ -183,3 +184,51 @@ def _what_exists(path: pathlib.Path) -> str:
     if is_mechanism_file(path):
         return "exists and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
     return "exists and is the matrix CSV of a mechanism file" if is_matrix_csv(path) else "exists"
+
+
+def sidecar_path(path: object, suffix: str) -> pathlib.Path:
+    """The file written beside ``path``: its path as given with ``suffix`` appended (a report file's mark
+    ``.pml.json`` and provenance ``.ldp.json``, a design file's split record ``.split.json``).
+
+    Implements: the one naming rule of the side files (docs/cli.md).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The main file.
+    suffix : str
+        Appended to its name.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    return pathlib.Path(os.fspath(path) + suffix)  # type: ignore[operator]
+
+
+def read_sidecar(path: pathlib.Path, fmt: str) -> tuple[dict | None, str | None]:
+    """A side file's JSON document and ``None``, or ``None`` and why not: ``"missing"`` (no regular file there),
+    ``"unreadable"`` (not UTF-8 JSON) or ``"other"`` (not an object whose ``"format"`` is ``fmt``).
+
+    Implements: the reading shared by the mark, the split record and their checks (docs/cli.md).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The side file.
+    fmt : str
+        The ``"format"`` it must declare.
+
+    Returns
+    -------
+    (dict or None, str or None)
+    """
+    if not path.is_file():
+        return None, "missing"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # (json's decode errors and UnicodeDecodeError are ValueErrors)
+        return None, "unreadable"
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        return None, "other"
+    return doc, None

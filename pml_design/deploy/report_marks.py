@@ -37,7 +37,9 @@ def mark_path(reports: object) -> pathlib.Path:
     pathlib.Path
         ``REPORTS.pml.json`` (:data:`MARK_SUFFIX` appended to the path as given).
     """
-    return pathlib.Path(str(reports) + MARK_SUFFIX)
+    from .output import sidecar_path  # noqa: PLC0415
+
+    return sidecar_path(reports, MARK_SUFFIX)
 
 
 def is_noisy_copy(mechanism: Any) -> bool:
@@ -99,15 +101,14 @@ def mark_problem(reports: object, mechanism: Any) -> str | None:
     str or None
         A phrase for the error (``"has no mark REPORTS.pml.json"``, ``"changed since privatize wrote it"``, ...).
     """
+    from .output import read_sidecar  # noqa: PLC0415
+
     path = mark_path(reports)
-    if not path.is_file():
-        return f"has no mark {path.name} (privatize writes one beside its output)"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return f"has a mark {path.name} that is not readable JSON"
-    if not isinstance(doc, dict) or doc.get("format") != MARK_FORMAT:
-        return f"has a mark {path.name} that is not a pml-design reports mark"
+    doc, why = read_sidecar(path, MARK_FORMAT)
+    if doc is None:
+        return {"missing": f"has no mark {path.name} (privatize writes one beside its output)",
+                "unreadable": f"has a mark {path.name} that is not readable JSON"}.get(
+                    str(why), f"has a mark {path.name} that is not a pml-design reports mark")
     if doc.get("sha256") != file_sha256(reports):
         return f"changed since privatize wrote it (its mark {path.name} has another SHA-256)"
     if doc.get("mechanism_sha256") != mechanism.metadata.get("sha256"):
@@ -129,11 +130,8 @@ def marked_mechanism(reports: object) -> str | None:
     str or None
         The SHA-256 of the mechanism file that ``privatize`` used for it.
     """
-    path = mark_path(reports)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != MARK_FORMAT or not isinstance(doc.get("mechanism_sha256"), str):
-        return None
-    return doc["mechanism_sha256"]
+    from .output import read_sidecar  # noqa: PLC0415
+
+    doc, _ = read_sidecar(mark_path(reports), MARK_FORMAT)
+    named = None if doc is None else doc.get("mechanism_sha256")
+    return named if isinstance(named, str) else None

@@ -261,7 +261,9 @@ def provenance_path(reports: object) -> pathlib.Path:
     pathlib.Path
         ``REPORTS.ldp.json``.
     """
-    return pathlib.Path(str(reports) + PROVENANCE_SUFFIX)
+    from .output import sidecar_path  # noqa: PLC0415
+
+    return sidecar_path(reports, PROVENANCE_SUFFIX)
 
 
 def write_provenance(output: object, column: str, oracle: Any, categories: Sequence[str], rows: int) -> pathlib.Path:

@@ -44,8 +44,9 @@ def split_record_path(design_output: object) -> pathlib.Path:
     -------
     pathlib.Path
     """
-    p = pathlib.Path(os.fspath(design_output))  # type: ignore[arg-type]
-    return p.with_name(p.name + SPLIT_RECORD_SUFFIX)
+    from .output import sidecar_path  # noqa: PLC0415
+
+    return sidecar_path(design_output, SPLIT_RECORD_SUFFIX)
 
 
 def split_draws_of(design_file: object) -> tuple[str, float] | None:
@@ -63,17 +64,13 @@ def split_draws_of(design_file: object) -> tuple[str, float] | None:
         The seed as hex digits and the fraction (the split's draws: ``numpy.random.default_rng(int(seed, 16))``, one
         ``random()`` per data row, in order, below the fraction: a design row).
     """
-    import json  # noqa: PLC0415
     import re  # noqa: PLC0415
 
     from .guard import file_sha256  # noqa: PLC0415
+    from .output import read_sidecar  # noqa: PLC0415
 
-    path = split_record_path(design_file)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != SPLIT_RECORD_FORMAT:
+    doc, _ = read_sidecar(split_record_path(design_file), SPLIT_RECORD_FORMAT)
+    if doc is None:
         return None
     seed, frac, own = doc.get("seed"), doc.get("fraction"), doc.get("design_sha256")
     if not (isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{1,64}", seed) and isinstance(frac, float)
