@@ -98,9 +98,12 @@ def split_selector(seed: str, fraction: float) -> Any:
     callable
         ``select(n) -> numpy.ndarray`` of n booleans.
     """
-    import numpy as np  # noqa: PLC0415
+    return _design_flags(np.random.default_rng(int(seed, 16)), fraction)
 
-    gen = np.random.default_rng(int(seed, 16))
+
+def _design_flags(gen: np.random.Generator, fraction: float) -> Any:
+    """The split's one rule, for :func:`split_file` and the replay of :func:`split_selector`: ``select(n)`` flags
+    the next n rows, one ``random()`` each, below ``fraction`` for DESIGN."""
     return lambda n: gen.random(n) < fraction
 
 
@@ -242,8 +245,9 @@ def split_file(input: object, fraction: float, design_output: object, rest_outpu
         for out in outputs:
             sinks.append(_Sink(out, source.header, source.delimiter or ","))
         with _progress(source, progress, "split") as bar:
+            select = _design_flags(gen, f)
             for batch in source.batches():
-                to_design = gen.random(batch.num_rows) < f
+                to_design = select(batch.num_rows)
                 sinks[0].write(batch.filter(pa.array(to_design)))
                 sinks[1].write(batch.filter(pa.array(~to_design)))
                 bar.update(source.bytes_read - bar.n)
