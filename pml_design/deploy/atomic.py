@@ -110,15 +110,11 @@ def publish(tmp: pathlib.Path, target: pathlib.Path, overwrite: bool) -> None:
         return
     try:
         os.link(tmp, target)
-    except FileExistsError:
+    except OSError as exc:
+        if not isinstance(exc, FileExistsError) and not (target.exists() or target.is_symlink()):
+            os.replace(tmp, target)  # no hard links here (e.g. some network or FAT file systems), and no target yet
+            return
         tmp.unlink(missing_ok=True)
         raise FileExistsError(f"{target} appeared while this output was written (another run?); refusing to replace it "
                               "(choose another name, or pass --force to replace it)") from None
-    except OSError:  # no hard links here (e.g. some network or FAT file systems)
-        if target.exists() or target.is_symlink():
-            tmp.unlink(missing_ok=True)
-            raise FileExistsError(f"{target} appeared while this output was written (another run?); refusing to "
-                                  "replace it (choose another name, or pass --force to replace it)") from None
-        os.replace(tmp, target)
-        return
     tmp.unlink(missing_ok=True)
