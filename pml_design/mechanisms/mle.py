@@ -81,7 +81,7 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
         sub = None if float(s) * s * m > NEWTON_MAX_WORK else _newton_one_thread_when_small(
             np.ascontiguousarray(Wu[support]), fu, pi[support] / pi[support].sum())
         if sub is None:  # the support too large for Newton, or its system singular: SQUAREM, zeros revivable
-            return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)
+            return _squarem_revived(Wu, fu, pi, max_iter, tol)
         full = np.zeros(Wu.shape[0])
         full[support] = sub
         q = full @ Wu
@@ -94,6 +94,12 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
         pi /= pi.sum()
     # still not optimal after the rounds (never seen): SQUAREM from the last point, zeros revivable, which converges
     # to the MLE whatever the support (the last restricted optimum was returned before, a review: not the MLE)
+    return _squarem_revived(Wu, fu, pi, max_iter, tol)
+
+
+def _squarem_revived(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    """SQUAREM to its strict tolerance from ``pi`` with its zeros lifted to 1e-9 (EM never leaves a zero), the
+    polish's fall-back."""
     return _squarem_mle(Wu, fu, (pi + 1e-9) / (1.0 + 1e-9 * pi.size), max_iter, tol)
 
 
