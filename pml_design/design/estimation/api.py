@@ -131,7 +131,6 @@ def design_frequency_estimation(
     gen = as_generator(0 if rng is None else rng)
     n = uset.size
     d_opt = util.criterion == "D"
-    sq = 0.0 if d_opt else float(prior @ prior)
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     cap = _check_max_outputs(max_outputs, n)
@@ -160,7 +159,7 @@ def design_frequency_estimation(
             # warnings reached the command line: a new user's trial)
             best.offer(np.eye(n), "identity (epsilon allows publishing X)")
             deadline = -math.inf
-        if proven_optimal(best.value, float(np.sum(np.log(prior))) if d_opt else 1.0 - sq, rtol=PROOF_RTOL):
+        if proven_optimal(best.value, _data_processing_bound(prior, d_opt), rtol=PROOF_RTOL):
             deadline = -math.inf  # the seed meets the data-processing bound already (large ε: GRR is X up to e^-ε)
         seed, out_of_time, t_offer = _rank_seeds(n, epsilon, prior, max_outputs, seed, best, deadline, t_build,
                                                  t_offer, state)
@@ -253,6 +252,12 @@ def _offer_cleaned(best: _Incumbent) -> None:
         best.offer(W, best.source + " (cleaned)", rtol=1e-6)
 
 
+def _data_processing_bound(prior: np.ndarray, d_opt: bool) -> float:
+    """The criterion of X itself, a bound for every mechanism: a report of X carries at most what X does,
+    ``F ⪯ diag(1/P)``, so ``tr F⁻¹ − ‖P‖² ≥ 1 − ‖P‖²`` (A) and ``log det F⁻¹ ≥ Σ log P`` (D) (docs/design.md §7.1)."""
+    return float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior)
+
+
 def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed, seed_value: float,
             time_limit: float, t0: float) -> DesignResult:
     d_opt = util.criterion == "D"
@@ -261,7 +266,7 @@ def _finish(uset, epsilon, util, prior, best: _Incumbent, state: dict, ldp, seed
     lower_val = (lower if d_opt else lower - float(prior @ prior)) if math.isfinite(lower) else -math.inf
     # data processing for Fisher information: a report of X carries at most what X does, F ⪯ diag(1/P), so
     # tr F⁻¹ ≥ 1 (A) and log det F⁻¹ ≥ Σ log P (D) for every mechanism, private or not (docs/design.md §7.1)
-    lower_val = max(lower_val, float(np.sum(np.log(prior))) if d_opt else 1.0 - float(prior @ prior))
+    lower_val = max(lower_val, _data_processing_bound(prior, d_opt))
     # the caps every ray obeys (no pricing, never below that; docs/design.md §7.6): the coordinate dual at them (A),
     # Hadamard's inequality with F_xx ≤ T_x (D)
     lower_val = max(lower_val, (box_log_det_bound if d_opt else box_coordinate_bound)(uset, epsilon, prior))
