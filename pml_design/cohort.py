@@ -458,9 +458,9 @@ def _first_cohort(oracle: object, reports: object, counts: object, fisher_inform
         n1 = float(full.sum())
         return W[:, used], full[used], lambda pi: n1 * fisher_information(W, pi)
     if is_hr:  # the observed reports' columns ∝ 1 where H[x + 1, y] = +1, e^{−ε} elsewhere; F₁ by fast transforms
-        ys, inverse = np.unique(distinct.astype(np.int64), return_inverse=True)
-        c = np.bincount(inverse.ravel(), weights=cnt, minlength=ys.size)
-        ys, c = ys[c > 0], c[c > 0]
+        full = np.bincount(distinct.astype(np.int64).ravel(), weights=cnt, minlength=oracle.n_outputs)
+        ys = np.flatnonzero(full)  # (as the explicit channel's counts above, without the channel)
+        c = full[ys]
         n1 = float(c.sum())
         return (hadamard_columns(oracle.n, oracle.epsilon, ys), c,
                 lambda pi: n1 * hadamard_fisher_information(oracle.n, oracle.epsilon, pi))

@@ -122,11 +122,9 @@ class HadamardResponse(FrequencyOracle):
         return self.size
 
     def _channel(self) -> np.ndarray:
-        rows = np.arange(1, self.n + 1, dtype=np.int64)
-        plus = _parity(rows[:, None] & np.arange(self.size, dtype=np.int64)[None, :]) == 0
         lo = 2.0 * self._t / (self.size * (1.0 + self._t))  # 2/(K(e^ε + 1)), written in e^{−ε}
         hi = 2.0 / (self.size * (1.0 + self._t))
-        return np.where(plus, hi, lo)
+        return _two_valued(self.n, np.arange(self.size, dtype=np.int64), hi, lo)
 
     def _symbols(self, reports: np.ndarray) -> np.ndarray:
         return reports.astype(np.int64)
@@ -206,7 +204,7 @@ def hadamard_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.nd
         F[i : i + step] = lo * lo * big_r + lo * a * (u[i : i + step, None] + u[None, :]) + a * a * v
     ys = np.flatnonzero(wide)
     for j in range(0, ys.size, step):  # the others exactly, from their columns, by blocks
-        cols = hadamard_columns(n, epsilon, ys[j : j + step]) * (lo + a)  # lo + a·s_y(x)
+        cols = _two_valued(n, ys[j : j + step], lo + a, lo)  # lo + a·s_y(x)
         qy = pi @ cols
         cols = cols[:, qy > 0] / np.sqrt(qy[qy > 0])
         part = cols @ cols.T
@@ -239,10 +237,16 @@ def hadamard_columns(n: int, epsilon: float, reports: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray, shape (N, len(reports))
     """
+    return _two_valued(n, np.asarray(reports, dtype=np.int64), 1.0, math.exp(-epsilon))
+
+
+def _two_valued(n: int, ys: np.ndarray, plus: float, minus: float) -> np.ndarray:
+    """The channel's columns ``ys`` (N × len(ys)): ``plus`` where ``H[x + 1, y] = +1``, ``minus`` elsewhere; by blocks
+    of columns (the parities of a block, not N × m at once). The one sign rule of :meth:`HadamardResponse._channel`,
+    :func:`hadamard_columns` and :func:`hadamard_fisher_information`."""
     rows = np.arange(1, n + 1, dtype=np.int64)
-    y = np.asarray(reports, dtype=np.int64)
-    out = np.empty((n, y.size))
+    out = np.empty((n, ys.size))
     step = max(1, 2**22 // n)
-    for j in range(0, y.size, step):  # by blocks of columns (the parities of a block, not N × m at once)
-        out[:, j : j + step] = np.where(_parity(rows[:, None] & y[None, j : j + step]) == 0, 1.0, math.exp(-epsilon))
+    for j in range(0, ys.size, step):
+        out[:, j : j + step] = np.where(_parity(rows[:, None] & ys[None, j : j + step]) == 0, plus, minus)
     return out
