@@ -36,6 +36,8 @@ MAX_RAYS: int = 64
 #: Each separable maximum of the λ branch and bound gets this share of the time left (one that does not close
 #: would otherwise take all of it at the first λ).
 NODE_SHARE: float = 8.0
+#: Each tangent of the concave case (s < 0) gets this share of the time left (the first took all of it, session 20).
+TANGENT_SHARE: float = 0.5
 
 
 def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.ndarray, nu: np.ndarray, s: float,
@@ -75,14 +77,13 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
         return _separable_max(uset, epsilon, pi, g, nu, deadline, atol, tight)
     R_all = enumerated_rays(uset, epsilon, pi)
     if R_all is not None:  # small N: exact
-        vals = ray_values(lambda X: (g[:, None] * X * X).sum(axis=0) + s * (d @ X) ** 2 - nu @ X, R_all)
+        vals = ray_values(lambda X: _rank_one_values(X, g, nu, s, d), R_all)
         top = np.argsort(-vals)[:MAX_RAYS]
         return with_rounding_margin(float(vals.max()), nu), R_all[:, top[vals[top] > 0]], "enumeration"
     if s < 0:
         t0 = 0.0
         if hint is not None and np.size(hint):
-            t0 = float(d @ hint[:, int(np.argmax((g[:, None] * hint * hint).sum(axis=0) + s * (d @ hint) ** 2
-                                                  - nu @ hint))])
+            t0 = float(d @ hint[:, int(np.argmax(_rank_one_values(hint, g, nu, s, d)))])
         return _concave(uset, epsilon, pi, g, nu, -s, d, deadline, atol, tight, t0)
     top = _box_top(uset, epsilon, pi)
     if not np.all(np.isfinite(top)):
@@ -91,9 +92,6 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
     best, rays, method = -math.inf, [], "none"
     phi: dict[float, float] = {}
 
-    def value(R: np.ndarray) -> np.ndarray:
-        return (g[:, None] * R * R).sum(axis=0) + s * (d @ R) ** 2 - nu @ R
-
     def at(lam: float) -> float:  # an upper bound of φ(λ), and the rays it meets
         nonlocal best, method
         if lam not in phi:
@@ -101,7 +99,7 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
             ub, found, method = _separable_max(uset, epsilon, pi, g, nu - lam * d, until, atol, tight)
             phi[lam] = ub
             if found.shape[1]:
-                v = value(found)
+                v = _rank_one_values(found, g, nu, s, d)
                 best = max(best, float(v.max()))
                 rays.append((v, found))
         return phi[lam]
@@ -126,6 +124,11 @@ def rank_one_max(uset: UncertaintySet, epsilon: float, pi: np.ndarray, g: np.nda
     return max(-heap[0][0], best), _best_rays(rays, pi.size), method
 
 
+def _rank_one_values(R: np.ndarray, g: np.ndarray, nu: np.ndarray, s: float, d: np.ndarray) -> np.ndarray:
+    """The pricing values ``Σ_x g_x r_x² + s (d·r)² − ν·r`` of the rays ``R`` (columns), exactly."""
+    return (g[:, None] * R * R).sum(axis=0) + s * (d @ R) ** 2 - nu @ R
+
+
 def _best_rays(rays: list, n: int) -> np.ndarray:
     """The best :data:`MAX_RAYS` of the ``(values, rays)`` pairs met, those of positive value, best first."""
     if not rays:
@@ -141,7 +144,7 @@ def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight, t0=0.0):
     ``max_r … ≤ φ(−λ) + λ²/(4c)`` with ``φ(−λ)`` the separable maximum at ``ν + λd``: a convex function of λ, minimised
     by bisection on its subgradient ``λ/(2c) − d·r_λ`` (``r_λ`` the best ray found at λ), from ``λ = 2c·t0`` (the
     tangent at a ray's ``t = d·r``: 0 drops the concave term, the weakest start; session 20). Each separable maximum
-    gets :data:`NODE_SHARE`-th of the time left (the first took all of it: no second tangent in a short round). The
+    gets :data:`TANGENT_SHARE` of the time left (the first took all of it: no second tangent in a short round). The
     smallest value met is returned (each is valid: a Lagrangian bound; not exact where no maximiser has
     ``d·r = λ/(2c)``)."""
     top = _box_top(uset, epsilon, pi)
@@ -151,12 +154,12 @@ def _concave(uset, epsilon, pi, g, nu, c, d, deadline, atol, tight, t0=0.0):
     upper, best, rays, method = math.inf, -math.inf, [], "none"
     lam = min(max(2.0 * c * float(t0), lo), hi)
     for _ in range(MAX_SPLITS // 2):
-        until = min(deadline, time.perf_counter() + max(deadline - time.perf_counter(), 0.0) / NODE_SHARE * 4.0)
+        until = min(deadline, time.perf_counter() + TANGENT_SHARE * max(deadline - time.perf_counter(), 0.0))
         ub, found, method = _separable_max(uset, epsilon, pi, g, nu + lam * d, until, atol, tight)
         upper = min(upper, ub + lam * lam / (4.0 * c))
         if not found.shape[1]:
             break
-        v = (g[:, None] * found * found).sum(axis=0) - c * (d @ found) ** 2 - nu @ found
+        v = _rank_one_values(found, g, nu, -c, d)
         best = max(best, float(v.max()))
         rays.append((v, found))
         t = float(d @ found[:, int(np.argmax((g[:, None] * found * found).sum(axis=0) - (nu + lam * d) @ found))])
