@@ -591,8 +591,10 @@ def _check_fingerprint(fp: object) -> None:
         return
     if fp["kind"] not in FINGERPRINT_KINDS or not _SHA256_HEX.match(str(fp.get("sha256", ""))):
         raise ValueError(f"design_data must have a kind among {list(FINGERPRINT_KINDS)} and a hex sha256, got {fmt(fp)}")
+    from .split import SEED_PATTERN  # noqa: PLC0415
+
     if ("split_seed" in fp) != ("split_fraction" in fp) or ("split_seed" in fp and not (
-            isinstance(fp["split_seed"], str) and re.fullmatch(r"[0-9a-f]{1,64}", fp["split_seed"])
+            isinstance(fp["split_seed"], str) and re.fullmatch(SEED_PATTERN, fp["split_seed"])
             and isinstance(fp["split_fraction"], float) and 0.0 < fp["split_fraction"] < 1.0)):
         raise ValueError("design_data.split_seed and split_fraction must come together, as hex digits and a number in "
                          f"(0, 1), got {fmt(fp.get('split_seed'))} and {fmt(fp.get('split_fraction'))}")

@@ -30,6 +30,8 @@ __all__ = ["split_draws_of", "split_file", "split_record_path", "split_selector"
 #: the last one's value).
 SPLIT_RECORD_SUFFIX: str = ".split.json"
 SPLIT_RECORD_FORMAT: str = "pml-design split record"
+#: A split seed as kept in the record and in a mechanism file's fingerprint: hex digits.
+SEED_PATTERN: str = r"[0-9a-f]{1,64}"
 
 
 def split_record_path(design_output: object) -> pathlib.Path:
@@ -73,7 +75,7 @@ def split_draws_of(design_file: object) -> tuple[str, float] | None:
     if doc is None:
         return None
     seed, frac, own = doc.get("seed"), doc.get("fraction"), doc.get("design_sha256")
-    if not (isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{1,64}", seed) and isinstance(frac, float)
+    if not (isinstance(seed, str) and re.fullmatch(SEED_PATTERN, seed) and isinstance(frac, float)
             and 0.0 < frac < 1.0 and isinstance(own, str)):
         return None
     try:
