@@ -11,11 +11,9 @@ the ``2^N − 2`` subsets, one Chernoff bound per subset) extended to noisy esti
   the noise in *one* Chernoff bound per subset (variances add, so the widening is second order), and
   :func:`dp_count_margin` gives the one-sided (1 − δ₂) bound T on ``ΣZ``, so that ``m ≥ Σc̃ − T`` (m itself
   is private). The ball contains P with probability ≥ 1 − δ₁ − δ₂.
-* ``"ldp reports"`` — n₁ users answer through an ε₁-LDP pure protocol (GRR, k-subset selection):
-  :func:`ldp_ball_radius` bounds ``‖f̂ − P‖₁ = max_σ σ·(f̂ − P)`` over the ``2^N − 2`` non-constant sign
-  vectors σ with the exact moment generating function of one report (hypergeometric mixture), and the
-  Euclidean projection onto the simplex does not increase the ℓ1 distance to any distribution when
-  ``Σ f̂ = 1``. Other pure protocols get the looser coordinate-wise bound :func:`ldp_generic_radius`.
+* ``"ldp reports"`` — n₁ users answer through an ε₁-LDP pure protocol: the radii of :mod:`pml_design.ldp_priors`
+  (:func:`ldp_ball_radius` for GRR and k-subset selection, :func:`hadamard_ball_radius` for Hadamard response,
+  :func:`ldp_generic_radius` for any other), re-exported here.
 
 The Chernoff exponents are minimised over a fixed grid of λ: any λ gives a valid bound, so the grid only
 costs sharpness, never validity; the radius is found by bisection and the returned end is the one that
@@ -31,12 +29,26 @@ import threading
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
 from ._validation import check_delta, check_integer_counts, check_positive_int, check_positive_real, fmt
+from .ldp_priors import (  # noqa: F401 - the "ldp reports" radii, importable from here as before
+    BISECTION_STEPS,
+    EXACT_MGF_WORK,
+    HADAMARD_BALL,
+    LAMBDA_GRID,
+    _log_binom,
+    _solve_radius,
+    _ss_report_log_mgf,
+    hadamard_ball_radius,
+    ldp_ball_radius,
+    ldp_generic_radius,
+    subset_selection_constants,
+)
 
 __all__ = ["DP_DELTA_SHARE", "DP_NEIGHBOURING", "dp_estimate", "dp_ball_radius", "dp_count_margin", "dp_prior_radius",
-           "dp_release_counts", "ldp_ball_radius", "ldp_generic_radius", "subset_selection_constants"]
+           "dp_release_counts", "hadamard_ball_radius", "ldp_ball_radius", "ldp_generic_radius",
+           "subset_selection_constants"]
 
 #: The neighbouring relation of the DP release (the histogram's ℓ1 sensitivity is 1 under it).
 DP_NEIGHBOURING: str = "add/remove one record"
@@ -51,43 +63,13 @@ DP_EPSILON_MIN: float = 1e-9
 #: Above this ε₀ a warning says the release is nearly the exact counts (the noise is non-zero on a fraction
 #: ``2e^{−ε₀}/(1 + e^{−ε₀})`` < 1e-4 of the counts).
 DP_EPSILON_LARGE: float = 10.0
-#: Points of the λ grid of the Chernoff bounds (geometric).
-LAMBDA_GRID: int = 1201
-#: Work budget (array entries) of the exact per-report MGF of subset selection (its λ grid is thinned above it).
-EXACT_MGF_WORK: float = 3e7
 #: Points of the grid of β_s/β in the split bound of :func:`dp_ball_radius`.
 SPLIT_GRID: int = 99
-#: Bisection steps for a radius (the interval [0, 2] is halved this many times).
-BISECTION_STEPS: int = 56
 #: What the messages of the DP route say instead of the protected records' counts.
 _HIDDEN_COUNTS: str = "not shown: they are the protected records' counts"
 #: What a refusal before the DP release says about itself (docs/design.md §11.1, "What a refusal may say").
 _HIDDEN_RECORDS: str = ("no value, count or position is shown: the records are protected by dp_epsilon; this "
                         "refusal itself says only that the data do not fit the arguments")
-
-
-def _log_binom(n: int) -> np.ndarray:
-    """``log C(n, j)`` for j = 1, …, n − 1."""
-    j = np.arange(1, n)
-    return gammaln(n + 1.0) - gammaln(j + 1.0) - gammaln(n - j + 1.0)
-
-
-def _solve_radius(log_failure, delta: float) -> float:  # type: ignore[no-untyped-def]
-    """Smallest β in [0, 2] (up to bisection) with ``log_failure(β) ≤ log δ``; ``inf`` if even β = 2 fails.
-
-    ``log_failure`` must be non-increasing in β. The returned end satisfies the bound (conservative).
-    """
-    target = math.log(delta)
-    if log_failure(2.0) > target:
-        return math.inf
-    lo, hi = 0.0, 2.0
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        if log_failure(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -353,166 +335,6 @@ def dp_release_counts(counts: object, dp_epsilon: float, *, rng: object = None) 
     p = -math.expm1(-eps0)  # success probability of the geometric on {1, 2, …}: P(G ≥ g) = t^{g−1}
     z = gen.geometric(p, size=c.shape) - gen.geometric(p, size=c.shape)
     return c + z.astype(np.int64)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# "ldp reports": a pure protocol (GRR = subset selection with k = 1)
-# ----------------------------------------------------------------------------------------------------------
-def subset_selection_constants(n: int, k: int, epsilon: float) -> tuple[float, float, float]:
-    """``(p*, q*, p* − q*)`` of k-subset selection over N values at ε (k = 1: GRR); see docs/ldp.md.
-
-    ``p* = k/(k + (N − k)e^{−ε})``, ``q* = k((k − 1) + (N − k)e^{−ε}) / ((N − 1)(k + (N − k)e^{−ε}))``.
-
-    Implements: k-subset selection (docs/ldp.md §2, "k-subset selection").
-
-    Parameters
-    ----------
-    n : int
-        N ≥ 2, the number of values (not validated).
-    k : int
-        Subset size 1 ≤ k ≤ N − 1.
-    epsilon : float
-        ε.
-
-    Returns
-    -------
-    (float, float, float)
-        ``(p*, q*, p* − q*)``.
-    """
-    t, s = math.exp(-epsilon), -math.expm1(-epsilon)
-    d = k + (n - k) * t
-    p = k / d
-    q = k * ((k - 1) + (n - k) * t) / ((n - 1) * d)
-    return p, q, k * (n - k) * s / ((n - 1) * d)
-
-
-def _log_lchoose(a: object, b: object) -> np.ndarray:
-    return gammaln(np.asarray(a) + 1.0) - gammaln(np.asarray(b) + 1.0) - gammaln(np.asarray(a) - np.asarray(b) + 1.0)
-
-
-def _log_hypergeom(h: np.ndarray, total: int, good: int, draws: int) -> np.ndarray:
-    """``log P(H = h)`` for H hypergeometric: ``draws`` from ``total`` items of which ``good`` are marked."""
-    return _log_lchoose(good, h) + _log_lchoose(total - good, draws - h) - _log_lchoose(total, draws)
-
-
-def _ss_report_log_mgf(n: int, k: int, epsilon: float, lam: np.ndarray) -> np.ndarray:
-    """Per-report bound ψ_j(λ) on ``log E exp(λ σ·(g(Y) − P))`` for σ with j = 1…N−1 entries +1; (N−1, G).
-
-    ``g(y)_v = (1{v ∈ S(y)} − q*)/(p* − q*)`` is one report's term of the unbiased estimator, so
-    ``σ·g(y) = (2 #{v ∈ S(y): σ_v = +1} − k − q*(2j − N))/(p* − q*)``. Minimum of two valid bounds:
-    (a) the exact conditional MGF of ``σ·g(Y) − σ_x`` given the input x (mean 0; a mixture of two
-    hypergeometric laws), maximised over ``σ_x = ±1``, times Hoeffding's ``e^{λ²/2}`` for ``σ_X − σ·P``
-    (range 2); (b) Hoeffding's lemma for ``σ·g(Y)`` on its range ``2ρ_j/(p* − q*)``,
-    ``ρ_j = min(k, j) − max(0, k − N + j)``. Part (a) costs O(N k) per λ: it is evaluated on every s-th point
-    of the λ grid only, s chosen to keep the work under :data:`EXACT_MGF_WORK` (the other points keep (b);
-    every λ gives a valid bound).
-    """
-    p, q, gap = subset_selection_constants(n, k, epsilon)
-    j_all = np.arange(1, n)
-    rho = np.minimum(k, j_all) - np.maximum(0, k - (n - j_all))
-    out = lam[None, :] ** 2 * ((2.0 * rho / gap) ** 2 / 8.0)[:, None]
-    step = max(1, math.ceil(4.0 * n * (k + 1) * lam.shape[0] / EXACT_MGF_WORK))
-    sub = lam[::step]
-    for j in j_all:
-        worst = np.full(sub.shape[0], -np.inf)
-        for s, jo in ((1, j - 1), (-1, j)):  # σ_x, and how many of the N − 1 other values have σ = +1
-            vals, logw = [], []
-            # with probability p*: S = {x} ∪ (k − 1 others); else k others (uniform subsets of the others)
-            for r, w, extra in ((k - 1, p, int(s == 1)), (k, 1.0 - p, 0)):
-                h = np.arange(max(0, r - (n - 1 - jo)), min(r, jo) + 1)
-                if w <= 0 or h.size == 0:
-                    continue
-                vals.append((2.0 * (h + extra) - k - q * (2 * j - n)) / gap - s)
-                logw.append(math.log(w) + _log_hypergeom(h, n - 1, jo, r))
-            v, lw = np.concatenate(vals), np.concatenate(logw)
-            worst = np.maximum(worst, logsumexp(lw[None, :] + sub[:, None] * v[None, :], axis=1))
-        out[j - 1, ::step] = np.minimum(out[j - 1, ::step], sub**2 / 2.0 + worst)
-    return out
-
-
-def _ldp_lambda_grid(gap: float) -> np.ndarray:
-    return np.geomspace(1e-9, 1e3, LAMBDA_GRID) * gap
-
-
-def ldp_ball_radius(support_size: int, k: int, ldp_epsilon: float, n_reports: int, delta: float) -> float:
-    """Radius β with ``P(‖P̂ − P‖₁ ≥ β) ≤ δ`` for P̂ from n₁ reports of k-subset selection (k = 1: GRR).
-
-    ``P̂`` is the Euclidean projection onto the simplex of the unbiased estimate ``f̂`` ([WBLJ17] Thm. 2);
-    ``Σ f̂ = 1`` for these oracles, so the projection is not farther from any distribution in ℓ1. Then
-    ``‖f̂ − P‖₁ = max_σ σ·(f̂ − P)`` over the ``2^N − 2`` non-constant sign vectors (constant ones give 0),
-    and for each: ``P(σ·(f̂ − P) ≥ β) ≤ exp(n₁ inf_λ (ψ_j(λ) − λβ))`` with the per-report bound ψ_j of
-    docs/design.md ("P̂ from a first cohort's LDP reports"). Reduces to eq. (7) (corrected) with m = n₁ for
-    GRR as ε₁ → ∞.
-
-    Parameters
-    ----------
-    support_size : int
-        Alphabet size N ≥ 2.
-    k : int
-        Subset size in [1, N − 1] (1 is GRR).
-    ldp_epsilon : float
-        ε₁ > 0 of the oracle.
-    n_reports : int
-        Number of reports n₁.
-    delta : float
-        Failure probability in (0, 1].
-
-    Returns
-    -------
-    float
-        β in (0, 2], or ``inf`` when no β ≤ 2 reaches δ.
-    """
-    n = check_positive_int(support_size, "support_size", minimum=2)
-    k = check_positive_int(k, "k")
-    if k > n - 1:
-        raise ValueError(f"k must be <= support_size - 1 = {n - 1}, got {k}")
-    eps1 = check_positive_real(ldp_epsilon, "ldp_epsilon")
-    n1 = check_positive_int(n_reports, "n_reports")
-    d = check_delta(delta)
-    lam = _ldp_lambda_grid(subset_selection_constants(n, k, eps1)[2])
-    psi = _ss_report_log_mgf(n, k, eps1, lam)
-    logc = _log_binom(n)
-
-    def log_failure(beta: float) -> float:
-        g = n1 * np.min(psi - lam[None, :] * beta, axis=1)
-        return float(logsumexp(logc + np.minimum(g, 0.0)))
-
-    return _solve_radius(log_failure, d)
-
-
-def ldp_generic_radius(support_size: int, gap: float, n_reports: int, delta: float) -> float:
-    """Coordinate-wise radius for any pure protocol (support counts ``C_v ~ Bin(n₁, q* + (p* − q*)P_v)``).
-
-    Hoeffding per coordinate and a union over the N coordinates: ``|f̂_v − P_v| ≤ τ/(p* − q*)`` with
-    ``τ = sqrt(log(2N/δ)/(2n₁))`` for all v with probability ≥ 1 − δ. The estimate is shifted to sum to one
-    (``f̃ = f̂ + (1 − Σf̂)/N``, at most doubling the ℓ1 error) and projected onto the simplex, so
-    ``β = 2Nτ/(p* − q*)``. Valid for every pure protocol, loose (linear in N); used for oracles without a
-    sharper bound here.
-
-    Implements: docs/design.md §11.2 (P̂ from a first cohort's LDP reports); [WBLJ17] pure protocols (docs/ldp.md §2).
-
-    Parameters
-    ----------
-    support_size : int
-        N ≥ 2.
-    gap : float
-        p* − q* > 0 of the protocol.
-    n_reports : int
-        n₁ ≥ 1, the number of reports.
-    delta : float
-        δ ∈ (0, 1).
-
-    Returns
-    -------
-    float
-        β, or ``inf`` when it exceeds 2.
-    """
-    n = check_positive_int(support_size, "support_size", minimum=2)
-    g = check_positive_real(gap, "gap")
-    n1 = check_positive_int(n_reports, "n_reports")
-    d = check_delta(delta)
-    beta = 2.0 * n * math.sqrt(math.log(2.0 * n / d) / (2.0 * n1)) / g
-    return beta if beta <= 2.0 else math.inf
 
 
 #: Share of δ spent on the private record count of a DP release (δ₂ = share·δ; the ball gets δ₁ = δ − δ₂).

@@ -56,7 +56,7 @@ ORACLE_FLAGS = {"grr": ["--oracle", "grr", "--ldp-epsilon", "1"],
 ROUND_TRIP = {"grr": {"oracle": "GRR", "ldp_epsilon": 1.0, "n_reports": 4000},
               "ss_k2": {"oracle": "SS", "ldp_epsilon": 0.5, "n_reports": 4000, "k": 2},
               "hr": {"oracle": "HR", "ldp_epsilon": 2.0, "n_reports": 4000, "p_star": 1 / (1 + np.exp(-2.0)),
-                     "q_star": 0.5}}
+                     "q_star": 0.5, "ball": "sign vectors, Bernstein (Hadamard response)"}}
 
 
 # --- the round trip -------------------------------------------------------------------------------------------------
