@@ -29,8 +29,12 @@ Reported: the ratio B/A at the best cohort size,
 the best cohort fraction, and the break-even n (smallest n on the grid where B beats A), on Adult columns, ε ∈
 {1, 2}.
 
-Run ``python benchmarks/bench_deploy.py [--quick] [--part throughput|cohort|all]``; writes
-``bench_deploy.json`` and ``deploy_cohort.json`` into ``--outdir``.
+First-cohort radius (``--part radius``, writes ``deploy_radius.json``): the reports each ε₁-LDP oracle needs for a
+ball of radius below 1 at δ = 1e-6 (docs/design.md §11.2; Hadamard response's Bernstein radius against its old
+coordinate-wise one, GRR and subset selection with their exact report MGF).
+
+Run ``python benchmarks/bench_deploy.py [--quick] [--part throughput|cohort|radius|all]``; writes
+``bench_deploy.json``, ``deploy_cohort.json`` and ``deploy_radius.json`` into ``--outdir``.
 """
 
 from __future__ import annotations
@@ -227,6 +231,7 @@ def cohort_tradeoff(column: str, eps: float, sizes: list[int], populations: list
     import warnings
 
     import pml_design as pml
+    import pml_design as pml
     from pml_design import priors
     from pml_design.datasets import load_adult
     from pml_design.mechanisms.frequency_oracles.fisher import fisher_information
@@ -312,6 +317,53 @@ def run_cohort(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/res
     return data
 
 
+RADIUS_CASES: list[tuple[int, float]] = [(16, 1.0), (60, 0.5), (60, 1.0), (60, 2.0), (300, 1.0)]
+RADIUS_DELTA: float = 1e-6
+
+
+def reports_needed(radius_of, target: float = 1.0) -> int:
+    """Smallest n₁ (to 1 %, geometric bisection on [10², 10¹⁰]) whose radius is below ``target``."""
+    lo, hi = 100, 10**10
+    while hi > 1.01 * lo:
+        mid = int(round((lo * hi) ** 0.5))
+        lo, hi = (lo, mid) if radius_of(mid) < target else (mid, hi)
+    return hi
+
+
+def radius_rows(cases: list[tuple[int, float]]) -> list[dict]:
+    """First-cohort reports each oracle needs for a ball of radius below 1 (δ = 1e-6): docs/design.md §11.2."""
+    import pml_design as pml
+    from pml_design import priors
+
+    rows = []
+    for n, eps in cases:
+        hr, k = pml.hadamard_response(n, eps), pml.subset_selection(n, eps).k
+        rows.append({"N": n, "epsilon": eps, "ss_k": int(k),
+                     "HR": reports_needed(lambda m: priors.hadamard_ball_radius(n, eps, m, RADIUS_DELTA)),
+                     "HR coordinate-wise": reports_needed(
+                         lambda m: priors.ldp_generic_radius(n, hr.gap, m, RADIUS_DELTA)),
+                     "GRR": reports_needed(lambda m: priors.ldp_ball_radius(n, 1, eps, m, RADIUS_DELTA)),
+                     "SS": reports_needed(lambda m: priors.ldp_ball_radius(n, k, eps, m, RADIUS_DELTA))})
+    return rows
+
+
+def run_radius(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
+    """The first-cohort radius table (``--part radius``): writes ``deploy_radius.json``."""
+    outdir = pathlib.Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    rows = radius_rows(RADIUS_CASES[:3] if quick else RADIUS_CASES)
+    lines = ["| N, ε₁ | HR (Bernstein) | HR (coordinate-wise) | GRR | subset selection (k) |", "|---|---|---|---|---|"]
+    lines += [f"| {r['N']}, {r['epsilon']:g} | {r['HR']:,} | {r['HR coordinate-wise']:,} | {r['GRR']:,} | "
+              f"{r['SS']:,} ({r['ss_k']}) |" for r in rows]
+    data = {"quick": quick, "delta": RADIUS_DELTA, "rows": rows, "seconds": time.perf_counter() - t0,
+            "markdown": "\n".join(lines)}
+    print("\nfirst-cohort reports for a ball of radius < 1 (delta = 1e-6)")
+    print(data["markdown"])
+    (outdir / "deploy_radius.json").write_text(json.dumps(data, indent=2))
+    return data
+
+
 def run(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/results") -> dict:
     outdir = pathlib.Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -336,9 +388,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--outdir", default="benchmarks/results")
-    ap.add_argument("--part", choices=("throughput", "cohort", "all"), default="all")
+    ap.add_argument("--part", choices=("throughput", "cohort", "radius", "all"), default="all")
     a = ap.parse_args()
     if a.part in ("throughput", "all"):
         run(quick=a.quick, outdir=a.outdir)
     if a.part in ("cohort", "all"):
         run_cohort(quick=a.quick, outdir=a.outdir)
+    if a.part in ("radius", "all"):
+        run_radius(quick=a.quick, outdir=a.outdir)
