@@ -31,7 +31,7 @@ the best cohort fraction, and the break-even n (smallest n on the grid where B b
 
 First-cohort radius (``--part radius``, writes ``deploy_radius.json``): the reports each ε₁-LDP oracle needs for a
 ball of radius below 1 at δ = 1e-6 (docs/design.md §11.2; Hadamard response's Bernstein radius against its old
-coordinate-wise one, GRR and subset selection with their exact report MGF).
+coordinate-wise one, OUE's Bernstein radius, GRR and subset selection with their exact report MGF).
 
 Run ``python benchmarks/bench_deploy.py [--quick] [--part throughput|cohort|radius|all]``; writes
 ``bench_deploy.json``, ``deploy_cohort.json`` and ``deploy_radius.json`` into ``--outdir``.
@@ -342,6 +342,7 @@ def radius_rows(cases: list[tuple[int, float]]) -> list[dict]:
                      "HR": reports_needed(lambda m: priors.hadamard_ball_radius(n, eps, m, RADIUS_DELTA)),
                      "HR coordinate-wise": reports_needed(
                          lambda m: priors.ldp_generic_radius(n, hr.gap, m, RADIUS_DELTA)),
+                     "OUE": reports_needed(lambda m: priors.unary_ball_radius(n, eps, m, RADIUS_DELTA)),
                      "GRR": reports_needed(lambda m: priors.ldp_ball_radius(n, 1, eps, m, RADIUS_DELTA)),
                      "SS": reports_needed(lambda m: priors.ldp_ball_radius(n, k, eps, m, RADIUS_DELTA))})
     return rows
@@ -353,8 +354,9 @@ def run_radius(quick: bool = False, outdir: str | pathlib.Path = "benchmarks/res
     outdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     rows = radius_rows(RADIUS_CASES[:3] if quick else RADIUS_CASES)
-    lines = ["| N, ε₁ | HR (Bernstein) | HR (coordinate-wise) | GRR | subset selection (k) |", "|---|---|---|---|---|"]
-    lines += [f"| {r['N']}, {r['epsilon']:g} | {r['HR']:,} | {r['HR coordinate-wise']:,} | {r['GRR']:,} | "
+    lines = ["| N, ε₁ | HR (Bernstein) | HR (coordinate-wise) | OUE (Bernstein) | GRR | subset selection (k) |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['N']}, {r['epsilon']:g} | {r['HR']:,} | {r['HR coordinate-wise']:,} | {r['OUE']:,} | {r['GRR']:,} | "
               f"{r['SS']:,} ({r['ss_k']}) |" for r in rows]
     data = {"quick": quick, "delta": RADIUS_DELTA, "rows": rows, "seconds": time.perf_counter() - t0,
             "markdown": "\n".join(lines)}

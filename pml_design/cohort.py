@@ -47,8 +47,13 @@ class CombinedEstimate(FrequencyEstimate):
 
 def _oracle_params(oracle: object, n_reports: int) -> dict:
     """``prior_params`` of :func:`pml_design.estimation.prior_radius` for an oracle and a report count."""
-    from .mechanisms.frequency_oracles import GeneralizedRandomizedResponse, HadamardResponse, SubsetSelection  # noqa: PLC0415
-    from .priors import HADAMARD_BALL  # noqa: PLC0415
+    from .mechanisms.frequency_oracles import (  # noqa: PLC0415
+        GeneralizedRandomizedResponse,
+        HadamardResponse,
+        OptimizedUnaryEncoding,
+        SubsetSelection,
+    )
+    from .priors import HADAMARD_BALL, UNARY_BALL  # noqa: PLC0415
 
     params: dict = {"oracle": oracle.name, "ldp_epsilon": float(oracle.epsilon), "n_reports": int(n_reports)}  # type: ignore[attr-defined]
     if isinstance(oracle, GeneralizedRandomizedResponse):
@@ -57,8 +62,9 @@ def _oracle_params(oracle: object, n_reports: int) -> dict:
         params.update(oracle="SS", k=int(oracle.k))  # type: ignore[arg-type]
     else:  # any other pure protocol (e.g. Hadamard response): the coordinate-wise bound
         params.update(p_star=float(oracle.p_star), q_star=float(oracle.q_star))  # type: ignore[attr-defined]
-        if type(oracle) is HadamardResponse:  # the orthogonal rows' sharper ball (a subclass may change the channel)
-            params["ball"] = HADAMARD_BALL
+        ball = {HadamardResponse: HADAMARD_BALL, OptimizedUnaryEncoding: UNARY_BALL}.get(type(oracle))
+        if ball is not None:  # a sharper ball from the oracle's structure (not for a subclass: it may change it)
+            params["ball"] = ball
         if params["oracle"] in ("GRR", "SS"):
             params["oracle"] = f"{params['oracle']} (subclass {type(oracle).__name__})"
     return params
@@ -83,7 +89,7 @@ def design_from_reports(
     the simplex of the unbiased estimate of [WBLJ17] Theorem 2 (:meth:`FrequencyOracle.estimate`), and the ball
     radius is :func:`pml_design.priors.ldp_ball_radius` (GRR, k-subset selection: a Chernoff bound with the exact
     distribution of one report, union over sign vectors), :func:`pml_design.priors.hadamard_ball_radius`
-    (Hadamard response: Bernstein per sign vector) or :func:`pml_design.priors.ldp_generic_radius` (any other pure
+    / :func:`pml_design.priors.unary_ball_radius` (Hadamard response / OUE: Bernstein per sign vector) or :func:`pml_design.priors.ldp_generic_radius` (any other pure
     protocol: coordinate-wise, looser), so that the ball contains the true
     distribution with probability ≥ 1 − δ; then the design of eq. (9) over that ball (core paper, Proposition 2).
 

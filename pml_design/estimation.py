@@ -362,8 +362,9 @@ def prior_radius(prior_source: str, support_size: int, delta: float, params: dic
           (:func:`pml_design.priors.ldp_ball_radius`; k = 1 for GRR), or for another pure protocol
           ``{"oracle": name, "ldp_epsilon": ε₁, "n_reports": n₁, "p_star": p*, "q_star": q*}``
           (:func:`pml_design.priors.ldp_generic_radius`); Hadamard response adds ``"ball":``
-          :data:`pml_design.priors.HADAMARD_BALL` (:func:`pml_design.priors.hadamard_ball_radius`; files without
-          it keep the generic radius).
+          :data:`pml_design.priors.HADAMARD_BALL` (:func:`pml_design.priors.hadamard_ball_radius`), optimized
+          unary encoding ``"ball":`` :data:`pml_design.priors.UNARY_BALL`
+          (:func:`pml_design.priors.unary_ball_radius`); files without the key keep the generic radius.
 
     Returns
     -------
@@ -389,8 +390,12 @@ def prior_radius(prior_source: str, support_size: int, delta: float, params: dic
         if oracle in ("GRR", "SS"):
             k = 1 if oracle == "GRR" else params["k"]
             return priors.ldp_ball_radius(support_size, k, params["ldp_epsilon"], params["n_reports"], d)
-        if oracle == "HR" and params.get("ball") == priors.HADAMARD_BALL:
-            return priors.hadamard_ball_radius(support_size, params["ldp_epsilon"], params["n_reports"], d)
+        balls = {("HR", priors.HADAMARD_BALL): priors.hadamard_ball_radius,
+                 ("OUE", priors.UNARY_BALL): priors.unary_ball_radius}
+        if "ball" in params:
+            if (oracle, params["ball"]) not in balls:
+                raise ValueError(f"params: the ball {params['ball']!r} is not one of oracle {oracle!r}")
+            return balls[oracle, params["ball"]](support_size, params["ldp_epsilon"], params["n_reports"], d)
         gap = check_real(params["p_star"], "p_star") - check_real(params["q_star"], "q_star")
         return priors.ldp_generic_radius(support_size, gap, params["n_reports"], d)
     except KeyError as exc:

@@ -10,7 +10,8 @@ Implements: the core paper's Theorem 2 / eq. (7) argument (``‖Q − P‖₁ = 
 * :func:`hadamard_ball_radius` — Hadamard response, with Bernstein's inequality per sign vector: the rows of the
   Hadamard matrix are orthogonal, so one report's term has variance ``O(N)`` along every centred sign vector
   (the coordinate-wise bound is ``O(N²)``);
-* :func:`ldp_generic_radius` — any other pure protocol, Hoeffding per coordinate (linear in N, loose).
+* :func:`unary_ball_radius` — optimized unary encoding, the same with its independent bits;
+* :func:`ldp_generic_radius` — any other pure protocol (OLH), Hoeffding per coordinate (linear in N, loose).
 
 The exponents are minimised over a fixed grid of λ (or in closed form): any λ gives a valid bound, so the grid
 only costs sharpness, never validity; the radius is found by bisection and the returned end is the one that
@@ -28,8 +29,8 @@ from scipy.special import gammaln, logsumexp
 
 from ._validation import check_delta, check_positive_int, check_positive_real
 
-__all__ = ["HADAMARD_BALL", "hadamard_ball_radius", "ldp_ball_radius", "ldp_generic_radius",
-           "subset_selection_constants"]
+__all__ = ["HADAMARD_BALL", "UNARY_BALL", "hadamard_ball_radius", "ldp_ball_radius", "ldp_generic_radius",
+           "subset_selection_constants", "unary_ball_radius"]
 
 #: Points of the λ grid of the Chernoff bounds (geometric).
 LAMBDA_GRID: int = 1201
@@ -258,25 +259,79 @@ def hadamard_ball_radius(support_size: int, ldp_epsilon: float, n_reports: int, 
     float
         β in (0, 2], or ``inf`` when no β ≤ 2 reaches δ.
     """
+    return _bernstein_radius(support_size, ldp_epsilon, n_reports, delta, _hadamard_moments)
+
+
+#: ``prior_params["ball"]`` of an optimized-unary-encoding first cohort whose radius is :func:`unary_ball_radius`.
+UNARY_BALL: str = "sign vectors, Bernstein (optimized unary encoding)"
+
+
+def unary_ball_radius(support_size: int, ldp_epsilon: float, n_reports: int, delta: float) -> float:
+    """Radius β with ``P(‖P̂ − P‖₁ ≥ β) ≤ δ`` for P̂ from n₁ reports of optimized unary encoding (OUE) at ε₁.
+
+    As :func:`hadamard_ball_radius`, with OUE's moments: given the input x the N bits are independent (bit x is 1
+    with probability ``p* = 1/2``, the others with ``q* = 1/(e^ε₁ + 1)``), so with ``g(y)_v = (y_v − q*)/(p* − q*)``,
+    ``E ξ² ≤ (q*(1 − q*)‖σ̃‖² + (1/4 − q*(1 − q*)) max_v σ̃_v²)/(p* − q*)² + 1`` (the conditional variances, plus the
+    variance of ``σ̃_X``, whose range is 2) and ``ξ ≤ ‖σ̃‖₁/(2(p* − q*)) + 2j/N`` (each bit's term lies in
+    ``[−q*, 1 − q*]/(p* − q*)``, and σ̃'s positive and negative parts each weigh ``‖σ̃‖₁/2``).
+
+    Implements: docs/design.md §11.2 ("Hadamard response", "optimized unary encoding"); OUE ([WBLJ17] §4.3);
+    Bernstein's inequality (Boucheron, Lugosi & Massart 2013, Thm. 2.10).
+
+    Parameters
+    ----------
+    support_size : int
+        Alphabet size N ≥ 2.
+    ldp_epsilon : float
+        ε₁ > 0 of the oracle.
+    n_reports : int
+        Number of reports n₁ ≥ 1.
+    delta : float
+        Failure probability in (0, 1].
+
+    Returns
+    -------
+    float
+        β in (0, 2], or ``inf`` when no β ≤ 2 reaches δ.
+    """
+    return _bernstein_radius(support_size, ldp_epsilon, n_reports, delta, _unary_moments)
+
+
+def _bernstein_radius(support_size, ldp_epsilon, n_reports, delta, moments) -> float:  # type: ignore[no-untyped-def]
+    """The smaller of the Bernstein sign-vector radius with ``moments(n, ε₁) = (gap, E ξ² bounds, ξ bounds)``
+    per j and :func:`ldp_generic_radius` (both fixed before the reports are seen, so the smaller is valid at δ)."""
     n = check_positive_int(support_size, "support_size", minimum=2)
     eps1 = check_positive_real(ldp_epsilon, "ldp_epsilon")
     n1 = check_positive_int(n_reports, "n_reports")
     d = check_delta(delta)
-    var, top = _hadamard_moments(n, eps1)
+    gap, var, top = moments(n, eps1)
     logc = _log_binom(n)
 
     def log_failure(beta: float) -> float:
         return float(logsumexp(logc + np.minimum(-n1 * beta * beta / (2.0 * (var + top * beta / 3.0)), 0.0)))
 
-    gap = -math.expm1(-eps1) / (2.0 * (1.0 + math.exp(-eps1)))
     return min(_solve_radius(log_failure, d), ldp_generic_radius(n, gap, n1, d))
 
 
-def _hadamard_moments(n: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per j = 1…N−1 (σ with j entries +1): bounds on ``E ξ²`` and on ``ξ`` for one Hadamard-response report's
-    term ``ξ = σ̃·g(Y) − σ̃·P``, valid for every P (:func:`hadamard_ball_radius`)."""
+def _centred_signs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per j = 1…N−1 (σ with j entries +1, σ̃ = σ − mean σ): j, ``‖σ̃‖² = ‖σ̃‖₁ = 4j(N − j)/N`` and ``max σ̃_v²``."""
+    j = np.arange(1, n, dtype=float)
+    return j, 4.0 * j * (n - j) / n, (2.0 * np.maximum(j, n - j) / n) ** 2
+
+
+def _hadamard_moments(n: int, epsilon: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(p* − q*, bound on E ξ², bound on ξ)`` per j for one Hadamard-response report's term
+    ``ξ = σ̃·g(Y) − σ̃·P``, valid for every P (:func:`hadamard_ball_radius`)."""
     t = math.exp(-epsilon)
     p_star, gap = 1.0 / (1.0 + t), -math.expm1(-epsilon) / (2.0 * (1.0 + t))
-    j = np.arange(1, n, dtype=float)
-    norm = 4.0 * j * (n - j) / n  # ‖σ̃‖² = ‖σ̃‖₁
-    return p_star * norm / (2.0 * gap * gap), norm / (2.0 * gap) + 2.0 * j / n
+    j, norm, _ = _centred_signs(n)
+    return gap, p_star * norm / (2.0 * gap * gap), norm / (2.0 * gap) + 2.0 * j / n
+
+
+def _unary_moments(n: int, epsilon: float) -> tuple[float, np.ndarray, np.ndarray]:
+    """As :func:`_hadamard_moments`, for optimized unary encoding (:func:`unary_ball_radius`)."""
+    t = math.exp(-epsilon)
+    q, gap = t / (1.0 + t), -math.expm1(-epsilon) / (2.0 * (1.0 + t))
+    j, norm, peak = _centred_signs(n)
+    bern = q * (1.0 - q)
+    return gap, (bern * norm + (0.25 - bern) * peak) / (gap * gap) + 1.0, norm / (2.0 * gap) + 2.0 * j / n

@@ -13,7 +13,8 @@ the ``2^N − 2`` subsets, one Chernoff bound per subset) extended to noisy esti
   is private). The ball contains P with probability ≥ 1 − δ₁ − δ₂.
 * ``"ldp reports"`` — n₁ users answer through an ε₁-LDP pure protocol: the radii of :mod:`pml_design.ldp_priors`
   (:func:`ldp_ball_radius` for GRR and k-subset selection, :func:`hadamard_ball_radius` for Hadamard response,
-  :func:`ldp_generic_radius` for any other), re-exported here.
+  :func:`unary_ball_radius` for optimized unary encoding, :func:`ldp_generic_radius` for any other), re-exported
+  here.
 
 The Chernoff exponents are minimised over a fixed grid of λ: any λ gives a valid bound, so the grid only
 costs sharpness, never validity; the radius is found by bisection and the returned end is the one that
@@ -37,6 +38,7 @@ from .ldp_priors import (  # noqa: F401 - the "ldp reports" radii, importable fr
     EXACT_MGF_WORK,
     HADAMARD_BALL,
     LAMBDA_GRID,
+    UNARY_BALL,
     _log_binom,
     _solve_radius,
     _ss_report_log_mgf,
@@ -44,11 +46,12 @@ from .ldp_priors import (  # noqa: F401 - the "ldp reports" radii, importable fr
     ldp_ball_radius,
     ldp_generic_radius,
     subset_selection_constants,
+    unary_ball_radius,
 )
 
 __all__ = ["DP_DELTA_SHARE", "DP_NEIGHBOURING", "dp_estimate", "dp_ball_radius", "dp_count_margin", "dp_prior_radius",
            "dp_release_counts", "hadamard_ball_radius", "ldp_ball_radius", "ldp_generic_radius",
-           "subset_selection_constants"]
+           "subset_selection_constants", "unary_ball_radius"]
 
 #: The neighbouring relation of the DP release (the histogram's ℓ1 sensitivity is 1 under it).
 DP_NEIGHBOURING: str = "add/remove one record"

@@ -1,4 +1,4 @@
-"""The ball around P̂ from a first cohort's Hadamard-response reports (pml_design/ldp_priors.py, docs/design.md §11.2).
+"""The ball around P̂ from a first cohort's Hadamard-response or OUE reports (pml_design/ldp_priors.py, docs/design.md §11.2).
 
 Independent checks: the per-report moment bounds against every sign vector and every output of the written-out
 channel (the support of each output read off the channel, not from the Hadamard matrix); coverage by simulation with
@@ -18,24 +18,33 @@ from scipy.stats import binom
 import pml_design as pml
 from pml_design import ldp_priors, priors
 from pml_design.estimation import prior_radius
-from pml_design.mechanisms.frequency_oracles import hadamard_response
+from pml_design.mechanisms.frequency_oracles import hadamard_response, oue
 from pml_design.mechanisms.mechanism import project_to_simplex
 
 
 def _support(oracle) -> np.ndarray:
-    """(N, K) booleans: v ∈ S(y), read off the written-out channel (the larger of its two values)."""
+    """(N, K) booleans: v ∈ S(y). Hadamard response: read off the written-out channel (the larger of its two values);
+    OUE: the bits of the output's index (column ``Σ_j b_j 2^j``)."""
     W = oracle._channel()
+    if oracle.name == "OUE":
+        return ((np.arange(W.shape[1])[None, :] >> np.arange(oracle.n)[:, None]) & 1).astype(bool)
     return np.isclose(W, W.max())
 
 
+MOMENTS = {"HR": (hadamard_response, ldp_priors._hadamard_moments), "OUE": (oue, ldp_priors._unary_moments)}
+
+
+@pytest.mark.parametrize("name", sorted(MOMENTS))
 @pytest.mark.parametrize(("n", "eps"), [(2, 0.3), (3, 1.0), (5, 2.5), (7, 0.7), (8, 4.0)])
-def test_moment_bounds_hold_for_every_sign_vector_and_prior(n, eps):
+def test_moment_bounds_hold_for_every_sign_vector_and_prior(name, n, eps):
     """E ξ² and max ξ of one report's term, exactly over the channel, never above the bounds the radius uses."""
     rng = np.random.default_rng(n)
-    o = hadamard_response(n, eps)
+    make, moments = MOMENTS[name]
+    o = make(n, eps)
     W, S = o._channel(), _support(o)
     g = (S - o.q_star) / o.gap  # (N, K): g(y)_v, the unbiased estimator's term of output y
-    var, top = ldp_priors._hadamard_moments(n, eps)
+    gap, var, top = moments(n, eps)
+    assert gap == pytest.approx(o.gap, rel=1e-12)
     priors_ = [np.eye(n)[0], np.ones(n) / n, rng.dirichlet(np.ones(n) * 0.3), rng.dirichlet(np.ones(n))]
     signs = np.array([s for s in itertools.product((-1.0, 1.0), repeat=n) if 0 < s.count(1.0) < n])
     tilde = signs - signs.mean(axis=1, keepdims=True)
@@ -52,11 +61,11 @@ def test_moment_bounds_hold_for_every_sign_vector_and_prior(n, eps):
     assert worst_ratio > 0.5  # the variance bound is not loose by more than 2× somewhere (it would cost reports)
 
 
-def _simulated_errors(n, eps, n1, reps, p, rng):
+def _simulated_errors(oracle, n1, reps, p, rng):
     """ℓ1 errors of P̂ = Π(f̂ shifted to sum 1) over ``reps`` cohorts of n₁ reports (exact law of the output counts)."""
-    o = hadamard_response(n, eps)
-    counts = rng.multinomial(n1, p @ o._channel(), size=reps)
-    f = (counts @ _support(o).T / n1 - o.q_star) / o.gap
+    n = oracle.n
+    counts = rng.multinomial(n1, p @ oracle._channel(), size=reps)
+    f = (counts @ _support(oracle).T / n1 - oracle.q_star) / oracle.gap
     f += (1.0 - f.sum(axis=1, keepdims=True)) / n
     u = -np.sort(-f, axis=1)  # row-wise projection onto the simplex
     css = np.cumsum(u, axis=1) - 1.0
@@ -65,15 +74,17 @@ def _simulated_errors(n, eps, n1, reps, p, rng):
     return np.abs(np.maximum(f - theta[:, None], 0.0) - p).sum(axis=1)
 
 
-def test_coverage_with_power():
-    """N = 2, P uniform (the largest variance): failures at the radius ≤ δ; at 0.65 × the radius the same test fails."""
+@pytest.mark.parametrize(("name", "radius", "power"), [("HR", priors.hadamard_ball_radius, 0.65),
+                                                        ("OUE", priors.unary_ball_radius, 0.75)])
+def test_coverage_with_power(name, radius, power):
+    """N = 2, P uniform: failures at the radius ≤ δ; at a fraction of the radius the same test fails."""
     rng = np.random.default_rng(21)
     eps1, n1, d, reps = 1.0, 2000, 1e-4, 1_000_000
-    err = _simulated_errors(2, eps1, n1, reps, np.array([0.5, 0.5]), rng)
-    r = priors.hadamard_ball_radius(2, eps1, n1, d)
+    err = _simulated_errors(MOMENTS[name][0](2, eps1), n1, reps, np.array([0.5, 0.5]), rng)
+    r = radius(2, eps1, n1, d)
     limit = int(binom.ppf(1 - 1e-3, reps, d))
     assert np.sum(err >= r) <= limit
-    assert np.sum(err >= 0.65 * r) > limit
+    assert np.sum(err >= power * r) > limit
 
 
 def test_coverage_through_the_oracle():
@@ -103,6 +114,12 @@ def test_radius_is_sharper_than_the_generic_one_and_dispatched_by_the_ball_key()
     old = {"oracle": "HR", "ldp_epsilon": 1.0, "n_reports": 10**6, "p_star": 1 / (1 + math.exp(-1)), "q_star": 0.5}
     assert prior_radius("ldp reports", 60, 1e-6, old) == pytest.approx(generic, rel=1e-12)  # files before the key
     assert prior_radius("ldp reports", 60, 1e-6, {**old, "ball": priors.HADAMARD_BALL}) == sharp
+    assert priors.unary_ball_radius(60, 1.0, 10**6, 1e-6) < sharp  # OUE's variance is smaller
+    oue_params = {**old, "oracle": "OUE", "p_star": 0.5, "q_star": 1 / (1 + math.e)}
+    assert prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": priors.UNARY_BALL}) \
+        == priors.unary_ball_radius(60, 1.0, 10**6, 1e-6)
+    with pytest.raises(ValueError, match="is not one of oracle 'OUE'"):  # a ball of another oracle
+        prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": priors.HADAMARD_BALL})
     with pytest.raises(ValueError, match="ldp_epsilon"):
         priors.hadamard_ball_radius(60, -1.0, 1000, 1e-6)
     with pytest.raises(ValueError, match="support_size"):
@@ -143,3 +160,12 @@ def test_a_subclass_keeps_the_generic_radius():
     est = pml.design_from_reports(oracle.privatize(x, rng=2), oracle, 1.0, 1e-3, allow_zero=True)
     assert "ball" not in est.prior_params
     assert est.radius == pytest.approx(priors.ldp_generic_radius(5, oracle.gap, 60_000, 1e-3), rel=1e-12)
+
+
+def test_design_from_reports_oue_gets_its_ball():
+    rng = np.random.default_rng(8)
+    oracle = oue(4, 1.0)
+    x = rng.choice(4, 40_000, p=[0.4, 0.3, 0.2, 0.1])
+    est = pml.design_from_reports(oracle.privatize(x, rng=rng), oracle, 1.0, 1e-3)
+    assert est.prior_params["ball"] == priors.UNARY_BALL
+    assert est.radius == priors.unary_ball_radius(4, 1.0, 40_000, 1e-3)

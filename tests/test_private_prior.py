@@ -140,8 +140,8 @@ def test_design_from_reports(oracle, samples):
 
 
 def test_design_from_reports_generic_pure_protocol(samples):
-    """An oracle without a sharp bound here (OUE): shift, project, generic radius (Hadamard response: test_ldp_priors)."""
-    oracle = pml.oue(4, 2.0)
+    """An oracle without a sharp bound here (OLH): shift, project, generic radius (HR and OUE: test_ldp_priors)."""
+    oracle = pml.olh(4, 2.0)
     reports = oracle.privatize(np.tile(samples, 20), rng=1)
     est = pml.design_from_reports(reports, oracle, 1.0, 1e-2, allow_zero=True)
     assert set(est.prior_params) == {"oracle", "ldp_epsilon", "n_reports", "p_star", "q_star"}
