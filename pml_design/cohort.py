@@ -88,9 +88,10 @@ def design_from_reports(
     Implements: docs/design.md, "P̂ from a first cohort's LDP reports": ``P̂`` is the Euclidean projection onto
     the simplex of the unbiased estimate of [WBLJ17] Theorem 2 (:meth:`FrequencyOracle.estimate`), and the ball
     radius is :func:`pml_design.priors.ldp_ball_radius` (GRR, k-subset selection: a Chernoff bound with the exact
-    distribution of one report, union over sign vectors), :func:`pml_design.priors.hadamard_ball_radius`
-    / :func:`pml_design.priors.unary_ball_radius` (Hadamard response / OUE: Bernstein per sign vector) or :func:`pml_design.priors.ldp_generic_radius` (any other pure
-    protocol: coordinate-wise, looser), so that the ball contains the true
+    distribution of one report, union over sign vectors), :func:`pml_design.priors.hadamard_ball_radius` or
+    :func:`pml_design.priors.unary_ball_radius` (Hadamard response, OUE: Bernstein per sign vector) or
+    :func:`pml_design.priors.ldp_generic_radius` (any other pure protocol: coordinate-wise, looser), so that the
+    ball contains the true
     distribution with probability ≥ 1 − δ; then the design of eq. (9) over that ball (core paper, Proposition 2).
 
     Parameters

@@ -393,9 +393,10 @@ def prior_radius(prior_source: str, support_size: int, delta: float, params: dic
         balls = {("HR", priors.HADAMARD_BALL): priors.hadamard_ball_radius,
                  ("OUE", priors.UNARY_BALL): priors.unary_ball_radius}
         if "ball" in params:
-            if (oracle, params["ball"]) not in balls:
-                raise ValueError(f"params: the ball {params['ball']!r} is not one of oracle {oracle!r}")
-            return balls[oracle, params["ball"]](support_size, params["ldp_epsilon"], params["n_reports"], d)
+            ball = params["ball"]
+            if not (isinstance(oracle, str) and isinstance(ball, str) and (oracle, ball) in balls):
+                raise ValueError(f"params: the ball {fmt(ball)} is not one of oracle {fmt(oracle)}")
+            return balls[oracle, ball](support_size, params["ldp_epsilon"], params["n_reports"], d)
         gap = check_real(params["p_star"], "p_star") - check_real(params["q_star"], "q_star")
         return priors.ldp_generic_radius(support_size, gap, params["n_reports"], d)
     except KeyError as exc:

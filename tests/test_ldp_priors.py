@@ -118,8 +118,9 @@ def test_radius_is_sharper_than_the_generic_one_and_dispatched_by_the_ball_key()
     oue_params = {**old, "oracle": "OUE", "p_star": 0.5, "q_star": 1 / (1 + math.e)}
     assert prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": priors.UNARY_BALL}) \
         == priors.unary_ball_radius(60, 1.0, 10**6, 1e-6)
-    with pytest.raises(ValueError, match="is not one of oracle 'OUE'"):  # a ball of another oracle
-        prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": priors.HADAMARD_BALL})
+    for bad in (priors.HADAMARD_BALL, ["a list"], None):  # a ball of another oracle, or no text (a tampered file)
+        with pytest.raises(ValueError, match="is not one of oracle 'OUE'"):
+            prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": bad})
     with pytest.raises(ValueError, match="ldp_epsilon"):
         priors.hadamard_ball_radius(60, -1.0, 1000, 1e-6)
     with pytest.raises(ValueError, match="support_size"):
