@@ -60,7 +60,7 @@ def _oracle_params(oracle: object, n_reports: int) -> dict:
         params["oracle"] = "GRR"
     elif isinstance(oracle, SubsetSelection):
         params.update(oracle="SS", k=int(oracle.k))  # type: ignore[arg-type]
-    else:  # any other pure protocol (e.g. Hadamard response): the coordinate-wise bound
+    else:  # any other pure protocol: the coordinate-wise bound, or the oracle's own ball (HR, OUE)
         params.update(p_star=float(oracle.p_star), q_star=float(oracle.q_star))  # type: ignore[attr-defined]
         ball = {HadamardResponse: HADAMARD_BALL, OptimizedUnaryEncoding: UNARY_BALL}.get(type(oracle))
         if ball is not None:  # a sharper ball from the oracle's structure (not for a subclass: it may change it)
@@ -115,7 +115,8 @@ def design_from_reports(
     -------
     EstimatedDesign
         With ``prior_source="ldp reports"``, ``m`` = the number of reports and ``prior_params`` holding the
-        oracle's name, ε₁, the number of reports (and k for subset selection, p*, q* for other oracles).
+        oracle's name, ε₁, the number of reports (and k for subset selection, p*, q* for other oracles, and for
+        Hadamard response and OUE the ``ball`` their radius comes from).
 
     Raises
     ------

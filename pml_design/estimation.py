@@ -387,17 +387,33 @@ def prior_radius(prior_source: str, support_size: int, delta: float, params: dic
                 raise ValueError(f"params: delta_ball + delta_total = {d1 + d2!r} differs from delta = {d!r}")
             return priors.dp_prior_radius(params["noisy_total"], support_size, params["dp_epsilon"], d1, d2)[0]
         oracle = params["oracle"]
+        if "ball" in params:
+            return _oracle_ball(oracle, params, support_size, d)
         if oracle in ("GRR", "SS"):
             k = 1 if oracle == "GRR" else params["k"]
             return priors.ldp_ball_radius(support_size, k, params["ldp_epsilon"], params["n_reports"], d)
-        balls = {("HR", priors.HADAMARD_BALL): priors.hadamard_ball_radius,
-                 ("OUE", priors.UNARY_BALL): priors.unary_ball_radius}
-        if "ball" in params:
-            ball = params["ball"]
-            if not (isinstance(oracle, str) and isinstance(ball, str) and (oracle, ball) in balls):
-                raise ValueError(f"params: the ball {fmt(ball)} is not one of oracle {fmt(oracle)}")
-            return balls[oracle, ball](support_size, params["ldp_epsilon"], params["n_reports"], d)
         gap = check_real(params["p_star"], "p_star") - check_real(params["q_star"], "q_star")
         return priors.ldp_generic_radius(support_size, gap, params["n_reports"], d)
     except KeyError as exc:
         raise ValueError(f"params for prior_source={prior_source!r} lack {exc.args[0]!r}, got {sorted(params)}") from None
+
+
+def _oracle_ball(oracle: object, params: dict, support_size: int, delta: float) -> float:
+    """The radius of an oracle's own ball (``params["ball"]``: Hadamard response, OUE), after checking that the
+    ball is that oracle's and that the stored ``p_star``, ``q_star`` are the oracle's at ``ldp_epsilon``."""
+    from . import priors  # noqa: PLC0415
+
+    balls = {("HR", priors.HADAMARD_BALL): priors.hadamard_ball_radius,
+             ("OUE", priors.UNARY_BALL): priors.unary_ball_radius}
+    ball = params["ball"]
+    if not (isinstance(oracle, str) and isinstance(ball, str) and (oracle, ball) in balls):
+        raise ValueError(f"params: the ball {fmt(ball)} is not one of oracle {fmt(oracle)}")
+    eps1 = check_real(params["ldp_epsilon"], "ldp_epsilon")
+    t = math.exp(-eps1) if eps1 > 0 else 1.0
+    own = (1.0 / (1.0 + t), 0.5) if oracle == "HR" else (0.5, t / (1.0 + t))
+    stored = (params["p_star"], params["q_star"])
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isclose(v, w, rel_tol=1e-9)
+               for v, w in zip(stored, own)):
+        raise ValueError(f"params: p_star, q_star = {fmt(stored)} are not those of oracle {oracle} at ldp_epsilon = "
+                         f"{eps1!r} ({own[0]!r}, {own[1]!r})")
+    return balls[oracle, ball](support_size, eps1, params["n_reports"], delta)

@@ -161,7 +161,7 @@ def ldp_ball_radius(support_size: int, k: int, ldp_epsilon: float, n_reports: in
     n_reports : int
         Number of reports n₁.
     delta : float
-        Failure probability in (0, 1].
+        Failure probability in (0, 1).
 
     Returns
     -------
@@ -252,7 +252,7 @@ def hadamard_ball_radius(support_size: int, ldp_epsilon: float, n_reports: int, 
     n_reports : int
         Number of reports n₁ ≥ 1.
     delta : float
-        Failure probability in (0, 1].
+        Failure probability in (0, 1).
 
     Returns
     -------
@@ -287,7 +287,7 @@ def unary_ball_radius(support_size: int, ldp_epsilon: float, n_reports: int, del
     n_reports : int
         Number of reports n₁ ≥ 1.
     delta : float
-        Failure probability in (0, 1].
+        Failure probability in (0, 1).
 
     Returns
     -------

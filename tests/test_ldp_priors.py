@@ -121,6 +121,15 @@ def test_radius_is_sharper_than_the_generic_one_and_dispatched_by_the_ball_key()
     for bad in (priors.HADAMARD_BALL, ["a list"], None):  # a ball of another oracle, or no text (a tampered file)
         with pytest.raises(ValueError, match="is not one of oracle 'OUE'"):
             prior_radius("ldp reports", 60, 1e-6, {**oue_params, "ball": bad})
+    grr_params = {"oracle": "GRR", "ldp_epsilon": 1.0, "n_reports": 4000}
+    with pytest.raises(ValueError, match="is not one of oracle 'GRR'"):  # a review: ignored on GRR / SS before
+        prior_radius("ldp reports", 8, 1e-3, {**grr_params, "ball": priors.HADAMARD_BALL})
+    for p_star in (0.99, True, "0.73"):  # the stored constants must be the oracle's at ldp_epsilon (a review)
+        with pytest.raises(ValueError, match="are not those of oracle HR"):
+            prior_radius("ldp reports", 60, 1e-6, {**old, "p_star": p_star, "ball": priors.HADAMARD_BALL})
+    with pytest.raises(ValueError, match="lack 'q_star'"):
+        prior_radius("ldp reports", 60, 1e-6, {k: v for k, v in {**old, "ball": priors.HADAMARD_BALL}.items()
+                                               if k != "q_star"})
     with pytest.raises(ValueError, match="ldp_epsilon"):
         priors.hadamard_ball_radius(60, -1.0, 1000, 1e-6)
     with pytest.raises(ValueError, match="support_size"):
