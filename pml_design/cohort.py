@@ -184,6 +184,7 @@ def design_from_report_counts(
         If ``oracle`` is not a :class:`~pml_design.mechanisms.frequency_oracles.FrequencyOracle`.
     """
     from .mechanisms.frequency_oracles import GeneralizedRandomizedResponse, SubsetSelection  # noqa: PLC0415
+    from .mechanisms.labels import counts_by_index  # noqa: PLC0415
     from .mechanisms.mechanism import check_labels, project_to_simplex  # noqa: PLC0415
 
     eps, d = _check_target(epsilon, delta, "design_from_report_counts")
@@ -195,7 +196,7 @@ def design_from_report_counts(
     if oracle.gap <= 0:
         raise ValueError(f"oracle: epsilon = {oracle.epsilon!r} makes the reports independent of the inputs")
     n1 = check_positive_int(n_reports, "n_reports")
-    counts = np.asarray(support_counts)
+    counts = np.asarray(counts_by_index(support_counts, n, labels, "support_counts"))
     if counts.shape != (n,) or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0) or np.any(counts > n1):
         raise ValueError(f"support_counts must be {n} integers in [0, n_reports = {n1}], got {fmt(support_counts)}")
     k = int(oracle.k) if isinstance(oracle, SubsetSelection) else 1 if isinstance(oracle, GeneralizedRandomizedResponse) \
@@ -533,6 +534,7 @@ def grr_fisher_information(n: int, epsilon: float, pi: np.ndarray) -> np.ndarray
 
 def _second_cohort(mechanism: object, reports: object, counts: object) -> np.ndarray:
     """The second cohort's report counts per output of ``mechanism`` (validated; all zero for an empty cohort)."""
+    from .mechanisms.labels import counts_by_index  # noqa: PLC0415
     from .mechanisms.mechanism import _as_counts  # noqa: PLC0415
 
     if (reports is None) == (counts is None):
@@ -542,7 +544,11 @@ def _second_cohort(mechanism: object, reports: object, counts: object) -> np.nda
         if np.ndim(reports) > 0 and np.shape(reports)[0] == 0:
             return np.zeros(mechanism.n_outputs)
         return mechanism.report_counts(reports).astype(float)
-    c = np.asarray(counts, dtype=float)
+    c = counts_by_index(counts, mechanism.n_outputs, mechanism.output_labels, "second_counts")
+    try:
+        c = np.asarray(c, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"second_counts must be one non-negative integer per output, got {fmt(counts)}") from None
     if c.shape == (mechanism.n_outputs,) and np.all(c == 0):
         return c
     return _as_counts(c, mechanism.n_outputs, "second_counts")

@@ -278,6 +278,10 @@ def design_from_samples(
     if codes_given:
         n = check_positive_int(support_size, "support_size", minimum=2)
         labels = None
+        if counts:  # a Series of counts by its index, not by position (value_counts sorts by count: a trial)
+            from .mechanisms.labels import counts_by_index  # noqa: PLC0415
+
+            data = counts_by_index(data, n, None, "data (counts)")
         c = check_integer_counts(data, "data (counts)") if counts else None  # (np.asarray made True a count of 1)
     else:
         if dp_epsilon is not None and categories is None:

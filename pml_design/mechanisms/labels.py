@@ -9,14 +9,14 @@ mapped to codes by hash lookup in O(n) (:func:`label_codes`; pyarrow's for panda
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validation import fmt
 
-__all__ = ["check_labels", "label_codes"]
+__all__ = ["check_labels", "counts_by_index", "label_codes"]
 
 
 def _as_symbols(data: object, n: int, name: str, protected: bool = False) -> np.ndarray:
@@ -232,3 +232,55 @@ def _default_output_labels(W: np.ndarray, labels: tuple) -> tuple:
             return tuple(labels[i] for i in top)
     names = tuple(f"y{j}" for j in range(m))
     return names
+
+
+def counts_by_index(data: object, size: int, labels: Sequence | None, name: str) -> object:
+    """Counts per category (or output) from a pandas Series or a mapping by its *index* (keys), not by position;
+    other data unchanged.
+
+    A Series of counts says which category each count belongs to through its index (``value_counts`` sorts by
+    count, not by category): read by position, the counts land on other categories — a new user's trial designed on
+    such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. The index must hold ``labels`` (where
+    given) or the integer codes ``0 … size − 1``, each at most once; categories it omits count 0.
+
+    Implements: the data interface of :class:`~pml_design.mechanisms.mechanism.Mechanism` (no paper result).
+
+    Parameters
+    ----------
+    data : object
+        Counts; only a pandas Series or a mapping is converted.
+    size : int
+        The number of categories (or outputs).
+    labels : sequence, optional
+        Their labels, if any.
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    object
+        ``data`` itself, or for a Series or mapping an array of shape ``(size,)`` in code order (the values' own
+        dtype; the caller validates them).
+    """
+    if isinstance(data, Mapping):
+        index, values = list(data), np.asarray(list(data.values()))
+    elif type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "index") and getattr(data, "ndim", 0) == 1:
+        index, values = list(data.index), np.asarray(data.to_numpy())
+    else:
+        return data
+    if len(set(index)) != len(index):
+        raise ValueError(f"{name}: counts in a Series are read by their index, which repeats a value")
+    if labels is not None and set(index) <= set(labels):
+        where = {v: i for i, v in enumerate(labels)}
+        codes = [where[v] for v in index]
+    elif all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and 0 <= v < size
+             for v in index):
+        codes = [int(v) for v in index]
+    else:
+        wanted = "the labels" if labels is not None else f"the codes 0 … {size - 1} (counts keyed by label: pass categories)"
+        shown = fmt(index[:20]) + (" …" if len(index) > 20 else "")
+        raise ValueError(f"{name}: counts in a Series or mapping are read by their index (which category each count is), "
+                         f"which must hold {wanted}; got {shown}")
+    out = np.zeros(size, dtype=values.dtype)  # (the caller's count check sees the values' own type)
+    out[codes] = values
+    return out

@@ -34,7 +34,7 @@ from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
 from .covariance import _restricted_inverse, _sum_zero_basis, simplex_covariance  # noqa: F401 - (importable from here)
 from .fit import FIT_LEVEL, ReportsFitWarning, check_possible_reports, report_fit
-from .labels import _default_output_labels, _encode, _label_array, check_labels, label_codes
+from .labels import _default_output_labels, _encode, _label_array, check_labels, counts_by_index, label_codes
 from .mle import _em_mle, _newton_mle, maximum_likelihood  # noqa: F401 - (_newton_mle: importable from here as before)
 
 __all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
@@ -105,7 +105,10 @@ def _full_rank_certified(W: np.ndarray) -> bool:
 
 
 def _as_counts(data: object, m: int, name: str) -> np.ndarray:
-    c = np.asarray(data, dtype=float) if not isinstance(data, np.ndarray) else data.astype(float)
+    try:
+        c = np.asarray(data, dtype=float) if not isinstance(data, np.ndarray) else data.astype(float)
+    except (TypeError, ValueError):  # text, None, objects (a raw TypeError from float() named no argument)
+        raise ValueError(f"{name} (counts=True) must be one non-negative integer per output, got {fmt(data)}") from None
     if c.shape != (m,):
         raise ValueError(f"{name} (counts=True) must have one count per output, shape ({m},), got shape {c.shape}")
     if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
@@ -395,7 +398,8 @@ class Mechanism:
     def _prepare(self, reports: object, method: str, counts: bool) -> np.ndarray:
         if method not in ("ibu", "mle", "inversion"):
             raise ValueError(f"method must be 'ibu' (= 'mle') or 'inversion', got {method!r}")
-        c = _as_counts(reports, self.n_outputs, "reports") if counts else self.report_counts(reports).astype(float)
+        c = _as_counts(counts_by_index(reports, self.n_outputs, self._out_labels, "reports"), self.n_outputs,
+                       "reports") if counts else self.report_counts(reports).astype(float)
         check_possible_reports(self._W, c, self._out_labels)
         self._check_identifiable(stacklevel=4)
         return c
