@@ -86,6 +86,10 @@ class EstimatedDesign:
     prior_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.p_hat, np.ndarray) and self.p_hat.flags.writeable:  # read-only, as the result's arrays
+            view = self.p_hat.view()
+            view.setflags(write=False)
+            object.__setattr__(self, "p_hat", view)
         if self.prior_source == "public sample" and "m" not in self.prior_params:  # eq. (7) needs m
             object.__setattr__(self, "prior_params", {**self.prior_params, "m": int(self.m)})
 

@@ -122,6 +122,8 @@ class L1Ball(UncertaintySet):
         c = check_probability_vector(center, "center")
         if c.shape[0] < 2:
             raise ValueError(f"center must have at least 2 symbols, got {c.shape[0]}")
+        c = np.array(c, dtype=float)  # an own, read-only copy: the certificate is over this ball
+        c.setflags(write=False)
         object.__setattr__(self, "center", c)
         object.__setattr__(self, "radius", check_radius(radius, "radius"))
 
@@ -283,7 +285,9 @@ class FiniteSet(UncertaintySet):
         if d.ndim != 2:
             raise ValueError(f"distributions must have shape (K, N), got {d.shape}")
         rows = [check_probability_vector(r, f"distributions[{i}]") for i, r in enumerate(d)]
-        object.__setattr__(self, "distributions", np.array(rows))
+        rows = np.array(rows)
+        rows.setflags(write=False)
+        object.__setattr__(self, "distributions", rows)
 
     @property
     def size(self) -> int:

@@ -74,3 +74,16 @@ def test_counts_by_index_edges():
     with pytest.raises(ValueError, match="codes 0 … 1"):
         counts_by_index(pd.Series([1, 2], index=[True, False]), 2, None, "x")  # booleans are not codes
     assert counts_by_index(pd.Series([True]), 2, None, "x").dtype == bool  # the caller's check refuses the values
+
+
+def test_certified_arrays_are_read_only():
+    """A new user's trial "tidied" ``result.matrix`` in place: the certificate stayed while privatize used the change."""
+    codes = np.repeat(np.arange(4), [50, 30, 15, 5])
+    e = pml.design_from_samples(codes, 4, 1.0, 1e-3, utility="frequency_estimation")
+    res = e.result
+    for arr in (res.matrix, res.prior, e.p_hat, res.uncertainty.center, res.mechanism.matrix):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 0
+    mine = np.array([0.5, 0.5])
+    pml.L1Ball(mine, 0.1)
+    mine[0] = 0.4  # the caller's own array stays writable (the ball keeps a copy)

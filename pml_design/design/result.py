@@ -207,6 +207,14 @@ class DesignResult:
     labels: tuple | None = None
 
     def __post_init__(self) -> None:
+        # read-only views of the certified arrays: a matrix "tidied" in place kept its certificate while privatize
+        # used the changed one (a new user's trial; Mechanism.matrix was already read-only)
+        for name in ("matrix", "prior"):
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray) and value.flags.writeable:
+                view = value.view()
+                view.setflags(write=False)
+                object.__setattr__(self, name, view)
         # the bracket convention: the design's own value is the non-proven side (a max design created with the
         # former default lower_bound=-inf gets its value)
         if self.sense == "max" and not self.lower_bound >= self.utility:
