@@ -87,3 +87,16 @@ def test_certified_arrays_are_read_only():
     mine = np.array([0.5, 0.5])
     pml.L1Ball(mine, 0.1)
     mine[0] = 0.4  # the caller's own array stays writable (the ball keeps a copy)
+
+
+def test_estimate_on_raw_records_quotes_none_of_them():
+    """A new user's trial: estimate() on unprivatized records quoted them ("e.g. ['hiv-', 'hiv+']"), privatize does not."""
+    rng = np.random.default_rng(0)
+    e = pml.design_from_samples(rng.choice(["hiv+", "hiv-", "unknown"], 2000, p=[0.2, 0.5, 0.3]),
+                                epsilon=1.0, delta=1e-3, utility="frequency_estimation")
+    mech = e.result.mechanism
+    with pytest.raises(ValueError, match="raw records, not privatized reports") as err:
+        mech.estimate(np.array(["hiv-"] * 9 + ["hiv+"]))
+    assert "hiv" not in str(err.value) and "10" not in str(err.value)
+    with pytest.raises(ValueError, match=r"e\.g\. \['typo'\]"):  # not a category: quoted as before
+        mech.estimate(np.array([mech.output_labels[0], "typo"]))

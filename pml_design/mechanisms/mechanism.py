@@ -321,10 +321,31 @@ class Mechanism:
             shape = getattr(reports, "shape", None)
             raise ValueError(f"reports must be one-dimensional (one report per entry), got shape {shape}; pass a "
                              "single column, e.g. frame['column']")
-        y = _encode(reports, self._out_labels, self.n_outputs, "reports")[0]
+        try:
+            y = _encode(reports, self._out_labels, self.n_outputs, "reports")[0]
+        except ValueError:
+            if self._looks_like_records(reports):  # the message would quote protected records (a new user's trial)
+                raise ValueError("reports hold values that are not outputs of the mechanism but are its input "
+                                 "categories: raw records, not privatized reports? They are not shown (protected "
+                                 "records); privatize them first (mechanism.privatize) and estimate from its output"
+                                 ) from None
+            raise
         if y.ndim > 1:
             raise ValueError(f"reports must be one-dimensional (one report per entry), got shape {y.shape}")
         return np.bincount(y.ravel(), minlength=self.n_outputs)
+
+    def _looks_like_records(self, reports: object) -> bool:
+        """Whether ``reports`` holds an input category that is not an output label (then no value is quoted)."""
+        if self._labels is None or self._out_labels is None:
+            return False
+        import pandas as pd  # noqa: PLC0415 - labelled data only
+
+        try:
+            values = pd.unique(pd.Series(np.asarray(reports, dtype=object).ravel()))
+        except (TypeError, ValueError):
+            return False
+        found = pd.Index(list(self._labels)).get_indexer(values) >= 0
+        return bool(np.any(found & (pd.Index(list(self._out_labels)).get_indexer(values) < 0)))
 
     def output_frequencies(self, reports: object) -> np.ndarray:
         """Empirical distribution of privatized reports over the M outputs."""
