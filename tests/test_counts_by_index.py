@@ -100,3 +100,20 @@ def test_estimate_on_raw_records_quotes_none_of_them():
     assert "hiv" not in str(err.value) and "10" not in str(err.value)
     with pytest.raises(ValueError, match=r"e\.g\. \['typo'\]"):  # not a category: quoted as before
         mech.estimate(np.array([mech.output_labels[0], "typo"]))
+
+
+def test_raw_exceptions_of_the_trial_are_named(tmp_path):
+    """A new user's trial: numpy, pandas and json exceptions that named no argument."""
+    with pytest.raises(ValueError, match=r"scale of shape \(2,\) does not broadcast against x of shape \(3,\)"):
+        pml.laplace_mechanism(np.array([-1, 1, 1]), np.array([1.0, 2.0]), rng=1)
+    with pytest.raises(ValueError, match=r"sigma of shape \(2,\) does not broadcast"):
+        pml.gaussian_mechanism(np.array([-1, 1, 1]), np.array([1.0, 2.0]), rng=1)
+    m = pml.Mechanism([[0.8, 0.2], [0.3, 0.7]], labels=["a", "b"])
+    with pytest.raises(ValueError, match="column 'd' names 2 columns"):
+        pml.privatize_dataframe(pd.DataFrame([["a", "b"]], columns=["d", "d"]), "d", m)
+    e = pml.design_from_samples(np.array([0, 1] * 100), 2, 1.0, 1e-3)
+    with pytest.raises(TypeError, match=r"extra\['note'\] must be JSON data"):
+        e.save(tmp_path / "x.json", extra={"note": object()})
+    assert not list(tmp_path.iterdir())  # nothing written
+    with pytest.raises(TypeError, match="path must be a file path"):
+        pml.load_mechanism(None)

@@ -106,6 +106,15 @@ def gaussian_noise(sigma: object, size: int | tuple[int, ...] | None = None, rng
     return as_generator(rng).normal(0.0, s, size)
 
 
+def _broadcast(x: np.ndarray, noise: object, name: str) -> tuple:
+    """The shape of ``x`` and the noise parameter together (a ValueError naming ``name`` where they do not fit)."""
+    try:
+        return np.broadcast_shapes(x.shape, np.shape(noise))
+    except ValueError:
+        raise ValueError(f"{name} of shape {np.shape(noise)} does not broadcast against x of shape {x.shape} (give one "
+                         f"value, or one per row as shape ({x.shape[0] if x.ndim else 1}, 1))") from None
+
+
 @_with_float_note
 def laplace_mechanism(x: object, scale: object, rng: object = None) -> np.ndarray:
     """Privatize binary data: ``Y = X + L`` with ``L ~ Laplace(0, b)`` i.i.d. per entry.
@@ -128,7 +137,7 @@ def laplace_mechanism(x: object, scale: object, rng: object = None) -> np.ndarra
     """
     xx = check_binary_data(x)
     b = _check_scale_array(scale, "scale")
-    shape = np.broadcast_shapes(xx.shape, np.shape(b))
+    shape = _broadcast(xx, b, "scale")
     return xx + as_generator(rng).laplace(0.0, 1.0, shape) * b
 
 
@@ -154,7 +163,7 @@ def gaussian_mechanism(x: object, sigma: object, rng: object = None) -> np.ndarr
     """
     xx = check_binary_data(x)
     s = _check_scale_array(sigma, "sigma")
-    shape = np.broadcast_shapes(xx.shape, np.shape(s))
+    shape = _broadcast(xx, s, "sigma")
     return xx + as_generator(rng).normal(0.0, 1.0, shape) * s
 
 

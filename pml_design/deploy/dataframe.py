@@ -91,6 +91,8 @@ def _check_column(columns: Any, column: object, output_column: object) -> Any:
     names = list(columns)
     if column not in names:
         raise ValueError(f"column {column!r} is not in the DataFrame; its columns are {fmt(names)}")
+    if names.count(column) > 1:  # df[column] would be a DataFrame (pandas raised an AttributeError)
+        raise ValueError(f"column {column!r} names {names.count(column)} columns of the DataFrame; rename them first")
     if output_column is not None and output_column != column and output_column in names:
         raise ValueError(f"output_column {output_column!r} is already a column of the DataFrame; refusing to overwrite "
                          "it (choose a new name, or leave output_column=None to replace the privatized column "

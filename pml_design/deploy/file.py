@@ -35,7 +35,6 @@ import json
 import math
 import os
 import pathlib
-import re
 import warnings
 from typing import Any
 
@@ -43,6 +42,7 @@ import numpy as np
 
 from .._validation import check_delta, check_mechanism, check_positive_int, check_probability_vector, fmt, not_a_file_reason
 from .atomic import _write_atomically, temporary_sibling  # noqa: F401 - importable from here as before
+from .guard import FINGERPRINT_KINDS, check_fingerprint  # noqa: F401 - importable from here as before
 from .matrix_binary import FIELD as BINARY_FIELD, document_matrix, encode_matrix, use_binary
 from .matrix_text import _document_text, _hash_with_matrix, _matrix_lines
 
@@ -268,6 +268,11 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
             raise ValueError(f"extra may not replace the standard field {key!r} of a mechanism file")
         if key in RAW_FIELDS:
             raise ValueError(f"extra may not hold {key!r}: a mechanism file carries no raw data of the design records")
+        try:
+            json.dumps(_plain(value), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"extra[{key!r}] must be JSON data (numbers, text, lists, dicts), got "
+                            f"{type(value).__name__}: {exc}") from None
         doc[key] = value
     matrix = doc.pop("matrix")
     doc = _plain(doc)
@@ -282,9 +287,6 @@ def save_mechanism(result: object, path: object, *, delta: float | None = None, 
 
 #: Relative slack when a stated number is compared with its re-derivation (both computed the same way).
 _CLAIM_RTOL: float = 1e-9
-_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
-#: The kinds of ``design_data`` fingerprints (:mod:`pml_design.deploy.guard`).
-FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
 
 
 def _design_data(info: dict, source: str | None) -> dict:
@@ -395,7 +397,9 @@ def load_mechanism(path: object, *, check_utility: bool = True) -> "Mechanism": 
 
     if not isinstance(check_utility, bool):
         raise TypeError(f"check_utility must be True or False, got {check_utility!r}")
-    p = pathlib.Path(os.fspath(path))  # type: ignore[arg-type]
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {type(path).__name__}")
+    p = pathlib.Path(os.fspath(path))
     doc = _read_document(p)
     where = f"mechanism file {p}"
     stored, computed = doc.get("sha256"), content_hash(doc)
@@ -521,7 +525,7 @@ def _check_claims(doc: dict, W: np.ndarray, labels: tuple, out_labels: tuple, us
         raise _mismatch("the disclosure listing", stated, derived)
     if check_utility:
         _check_utility(doc, W)
-    _check_fingerprint(doc.get("design_data"))
+    check_fingerprint(doc.get("design_data"))
 
 
 def _check_utility(doc: dict, W: np.ndarray) -> None:
@@ -582,19 +586,3 @@ def _check_private_source(claims: dict, n: int) -> None:
                             m, derived)
     elif source == "ldp reports" and m != params.get("n_reports"):
         raise _mismatch("m (the number of the first cohort's reports)", m, params.get("n_reports"))
-
-
-def _check_fingerprint(fp: object) -> None:
-    if not isinstance(fp, dict) or "kind" not in fp:
-        raise ValueError(f"design_data must be an object with a 'kind', got {fmt(fp)}")
-    if fp["kind"] is None:
-        return
-    if fp["kind"] not in FINGERPRINT_KINDS or not _SHA256_HEX.match(str(fp.get("sha256", ""))):
-        raise ValueError(f"design_data must have a kind among {list(FINGERPRINT_KINDS)} and a hex sha256, got {fmt(fp)}")
-    from .split import SEED_PATTERN  # noqa: PLC0415
-
-    if ("split_seed" in fp) != ("split_fraction" in fp) or ("split_seed" in fp and not (
-            isinstance(fp["split_seed"], str) and re.fullmatch(SEED_PATTERN, fp["split_seed"])
-            and isinstance(fp["split_fraction"], float) and 0.0 < fp["split_fraction"] < 1.0)):
-        raise ValueError("design_data.split_seed and split_fraction must come together, as hex digits and a number in "
-                         f"(0, 1), got {fmt(fp.get('split_seed'))} and {fmt(fp.get('split_fraction'))}")

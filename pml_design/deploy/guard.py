@@ -26,10 +26,17 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import re
 from typing import Any
 
-__all__ = ["DESIGN_DATA_MESSAGE", "design_data_of", "file_sha256", "matches_design_data", "table_column_sha256",
-           "update_column_digest"]
+from .._validation import fmt
+
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+#: The kinds of ``design_data`` fingerprints.
+FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
+
+__all__ = ["DESIGN_DATA_MESSAGE", "FINGERPRINT_KINDS", "check_fingerprint", "design_data_of", "file_sha256",
+           "matches_design_data", "table_column_sha256", "update_column_digest"]
 
 #: Why privatizing the design records is refused (the end of every such message).
 DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
@@ -185,3 +192,34 @@ def matches_design_data(fingerprint: dict, *, path: object = None, source: Any =
         if source is not None and column is not None:
             return table_column_sha256(source, column) == digest
     return False
+
+
+def check_fingerprint(fp: object) -> None:
+    """Check a mechanism file's ``design_data``: its kind, a hex SHA-256, and the split seed and fraction together.
+
+    Implements: the design-data fingerprint of docs/cli.md ("the design / release split"; no paper result); the
+    loader (:func:`pml_design.deploy.file.load_mechanism`) refuses a file whose fingerprint fails it.
+
+    Parameters
+    ----------
+    fp : object
+        The ``design_data`` field as read from the file.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong.
+    """
+    if not isinstance(fp, dict) or "kind" not in fp:
+        raise ValueError(f"design_data must be an object with a 'kind', got {fmt(fp)}")
+    if fp["kind"] is None:
+        return
+    if fp["kind"] not in FINGERPRINT_KINDS or not _SHA256_HEX.match(str(fp.get("sha256", ""))):
+        raise ValueError(f"design_data must have a kind among {list(FINGERPRINT_KINDS)} and a hex sha256, got {fmt(fp)}")
+    from .split import SEED_PATTERN  # noqa: PLC0415
+
+    if ("split_seed" in fp) != ("split_fraction" in fp) or ("split_seed" in fp and not (
+            isinstance(fp["split_seed"], str) and re.fullmatch(SEED_PATTERN, fp["split_seed"])
+            and isinstance(fp["split_fraction"], float) and 0.0 < fp["split_fraction"] < 1.0)):
+        raise ValueError("design_data.split_seed and split_fraction must come together, as hex digits and a number in "
+                         f"(0, 1), got {fmt(fp.get('split_seed'))} and {fmt(fp.get('split_fraction'))}")
