@@ -262,8 +262,8 @@ def design_from_samples(
     not the design records. Design on a public sample or on records set aside (e.g.
     ``survey.sample(frac=0.2, random_state=0)`` and release the rest, or ``pml-design split``), never on the
     records you then privatize. :func:`pml_design.privatize_dataframe` refuses a column whose fingerprint
-    (:func:`design_fingerprint`, the SHA-256 of the values in order) is the design data's, unless
-    ``allow_design_data=True``.
+    (:func:`design_fingerprint`, the SHA-256 of the values in order) is the design data's, or whose counts per
+    category are exactly theirs (the same records reordered), unless ``allow_design_data=True``.
 
     Raises
     ------

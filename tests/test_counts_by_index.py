@@ -117,3 +117,18 @@ def test_raw_exceptions_of_the_trial_are_named(tmp_path):
     assert not list(tmp_path.iterdir())  # nothing written
     with pytest.raises(TypeError, match="path must be a file path"):
         pml.load_mechanism(None)
+
+
+def test_privatize_dataframe_refuses_the_design_records_reordered(tmp_path):
+    """A new user's trial shuffled the design records past the fingerprint (the values in order), and privatized
+    them through ``result.mechanism``, which carried no fingerprint."""
+    vals = np.random.default_rng(0).choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])
+    e = pml.design_from_samples(vals, epsilon=1.0, delta=1e-3)
+    mech = pml.load_mechanism(e.save(tmp_path / "guard.json"))
+    df = pd.DataFrame({"device": vals})
+    for frame, m in [(df, mech), (df.sample(frac=1, random_state=1), mech), (df, e.result.mechanism),
+                     (df.sample(frac=1, random_state=2), e)]:
+        with pytest.raises(ValueError, match="holds the records the mechanism was designed on"):
+            pml.privatize_dataframe(frame, "device", m)
+    other = pd.DataFrame({"device": np.random.default_rng(1).choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])})
+    assert len(pml.privatize_dataframe(other, "device", mech, rng=1)) == 3000  # other records of the same size pass

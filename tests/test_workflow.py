@@ -350,8 +350,8 @@ def test_python_design_guards_the_dataframe_and_the_csv(capsys, table, tmp_path)
     # a private P̂ (differentially private, or from LDP reports) publishes no exact counts: no guard applies
     from dataclasses import replace
 
-    assert "pml_design.design_data_privatized" not in pml.privatize_dataframe(
-        df, "x", replace(est, prior_source="dp"), rng=0).attrs
+    private = replace(est, prior_source="dp", result=replace(est.result, info={**est.result.info, "prior_source": "dp"}))
+    assert "pml_design.design_data_privatized" not in pml.privatize_dataframe(df, "x", private, rng=0).attrs
 
 
 # --- mechanism files: no raw data, consistent claims, old files ----------------------------------------------------

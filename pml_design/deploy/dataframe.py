@@ -125,8 +125,10 @@ def privatize_dataframe(df: Any, column: Any, mechanism: object, rng: object = N
         release the original column). It may not name another existing column (refused, not overwritten).
     allow_design_data : bool, default False
         A pandas column whose values (in order) are the records the mechanism was designed on (its
-        ``design_data`` fingerprint, from :func:`pml_design.design_from_samples` or ``pml-design design``) is
-        refused: the mechanism file publishes their counts (P̂ · m), which the guarantee does not cover. True
+        ``design_data`` fingerprint, from :func:`pml_design.design_from_samples` or ``pml-design design``), or that
+        holds exactly their counts per category (the design records in another order), is refused: the mechanism
+        file publishes their counts (P̂ · m), which the guarantee does not cover. Not caught: a part of them, or them
+        among other records. True
         privatizes it anyway, with a warning, and marks the result
         (``result.attrs["pml_design.design_data_privatized"] = True``). Dask frames and older files
         fingerprinted by file bytes (``"file sha256"``) are not checked here.
@@ -170,7 +172,7 @@ def _design_data_guard(series: Any, column: Any, given: object, mech: Any, allow
     from .guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
 
     fingerprint = design_data_of(mech) or design_data_of(given)
-    if not matches_design_data(fingerprint, values=series):
+    if not (matches_design_data(fingerprint, values=series) or _design_counts_match(fingerprint, series, given, mech)):
         return False
     if not allow:
         raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {DESIGN_DATA_MESSAGE} "
@@ -179,6 +181,25 @@ def _design_data_guard(series: Any, column: Any, given: object, mech: Any, allow
                   "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them",
                   UserWarning, stacklevel=3)
     return True
+
+
+def _design_counts_match(fingerprint: dict, series: Any, given: object, mech: Any) -> bool:
+    """Whether ``series`` holds exactly the design records' counts per category (``P̂ · m``, which the mechanism file
+    publishes): the design records in another order (a new user's trial shuffled them past the fingerprint, which
+    hashes the values in order). Only where a fingerprint exists (a public-sample P̂) and the mechanism is labelled."""
+    import pandas as pd  # noqa: PLC0415
+
+    if not fingerprint.get("kind") or mech.labels is None:
+        return False
+    meta = mech.metadata if isinstance(mech.metadata, dict) and "p_hat" in mech.metadata else {}
+    p_hat = meta.get("p_hat", getattr(given, "p_hat", None))
+    m = meta.get("m", getattr(given, "m", None))
+    if p_hat is None or not isinstance(m, (int, np.integer)) or len(series) != m:
+        return False
+    counts = pd.Series(np.asarray(series, dtype=object)).value_counts()
+    want = np.rint(np.asarray(p_hat, dtype=float) * m)
+    return bool(counts.index.isin(list(mech.labels)).all() and
+                np.array_equal(counts.reindex(list(mech.labels), fill_value=0).to_numpy(dtype=float), want))
 
 
 def _privatize_dask(ddf: Any, column: Any, mech: Any, root: np.random.SeedSequence, output_column: Any) -> Any:

@@ -245,8 +245,13 @@ class DesignResult:
 
     @property
     def mechanism(self) -> Mechanism:
-        """The designed matrix as a usable :class:`~pml_design.mechanisms.Mechanism`."""
-        return Mechanism(self.matrix, name=f"PML-{self.utility_name}", labels=self.labels)
+        """The designed matrix as a usable :class:`~pml_design.mechanisms.Mechanism` (its ``metadata`` keeps where P̂
+        came from and the design-data fingerprint, so that ``privatize_dataframe`` guards the design records with it
+        as with the result)."""
+        meta = {key: self.info[key] for key in ("prior_source", "design_data", "m") if key in self.info}
+        if meta and hasattr(self.uncertainty, "center"):
+            meta["p_hat"] = self.uncertainty.center.tolist()
+        return Mechanism(self.matrix, name=f"PML-{self.utility_name}", labels=self.labels, metadata=meta)
 
     def privatize(self, inputs: object, *, rng: object = None) -> np.ndarray:
         """Shortcut for ``self.mechanism.privatize``."""
