@@ -132,3 +132,11 @@ def test_privatize_dataframe_refuses_the_design_records_reordered(tmp_path):
             pml.privatize_dataframe(frame, "device", m)
     other = pd.DataFrame({"device": np.random.default_rng(1).choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])})
     assert len(pml.privatize_dataframe(other, "device", mech, rng=1)) == 3000  # other records of the same size pass
+
+
+def test_the_gap_warning_points_at_the_users_line():
+    """A new user's trial: the gap warning pointed at pml_design/pipeline.py whatever the entry point."""
+    with pytest.warns(pml.PMLDesignWarning) as rec:
+        pml.design_from_samples(np.array([0, 1, 2, 3, 4] * 50), 5, 1.0, 1e-3, utility="frequency_estimation",
+                                solver_options={"time_limit": 1e-6})
+    assert [w.filename for w in rec if issubclass(w.category, pml.PMLDesignWarning)] == [__file__]

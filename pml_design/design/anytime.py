@@ -100,8 +100,10 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
             head = f"no bound on the optimum was proven for the {what} design, so its distance to optimal is unknown"
         elif rel < 10:
             head = f"the {what} design is proven within {rel:.2%} of optimal only"
-        else:  # a near-zero value (e.g. the trivial design when nothing better fitted the time limit)
+        elif rel < 1e12:  # a near-zero value (e.g. the trivial design when nothing better fitted the time limit)
             head = f"the {what} design is far from optimal: its proven bound is {rel:.3g} times its value away"
+        else:  # a value of 0 (a trial: "1e+300 times its value away")
+            head = f"the {what} design is far from optimal: its value is 0 or nearly, its proven bound is not"
         if math.isfinite(time_limit) and not unknown and NO_MORE_TIME in detail:  # one advice, not two opposite
             msg = f"{head} ({detail}; time limit {time_limit:g} s)"
         elif math.isfinite(time_limit):
@@ -110,7 +112,21 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
         else:  # no limit was set: the solver itself stopped short
             msg = (f"{head} ({detail}; no time limit was set, the solver stopped short of optimality); try another "
                    "solver (solver=...) or a tighter solver_options={'tol': ...} to reduce the gap")
-        warnings.warn(PMLDesignWarning(msg), stacklevel=stacklevel)
+        warnings.warn(PMLDesignWarning(msg), stacklevel=max(stacklevel, _outside_level()))
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller) of the first frame outside ``pml_design``: the
+    user's line, whichever entry point (``design``, ``design_from_samples``, …) led here (a new user's trial: the gap
+    warning pointed at ``pipeline.py``)."""
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: int = 4, detail: str = "") -> None:
