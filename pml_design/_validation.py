@@ -593,8 +593,8 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         return rng
     if rng is None or isinstance(rng, (numbers.Integral, np.integer, np.random.SeedSequence)):
         if isinstance(rng, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a numpy Generator, an integer seed or None, got {rng!r}")
+            raise TypeError(f"{name} must be a numpy Generator, an integer seed, a SeedSequence or None, got {rng!r}")
         if isinstance(rng, (numbers.Integral, np.integer)) and int(rng) < 0:
             raise ValueError(f"{name} seed must be >= 0, got {rng!r}")
         return np.random.default_rng(rng)
-    raise TypeError(f"{name} must be a numpy Generator, an integer seed or None, got {fmt(rng)}")
+    raise TypeError(f"{name} must be a numpy Generator, an integer seed, a SeedSequence or None, got {fmt(rng)}")

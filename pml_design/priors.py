@@ -395,6 +395,9 @@ def dp_estimate(count_vector: object, data: object, n: int, delta: float, dp_eps
     if rng is not None:
         import warnings  # noqa: PLC0415
 
+        from ._validation import as_generator  # noqa: PLC0415
+
+        as_generator(rng)  # a bad rng is refused before the warning about a good one (a trial: rng=0.5 warned first)
         warnings.warn(f"rng={fmt(rng)} draws the DP noise of the design counts from a seeded generator: whoever knows "
                       "the seed can remove it, so the records' dp_epsilon guarantee holds only while the seed stays "
                       "secret (the mechanism file says so); for a release leave rng=None (OpenDP's exact sampler, OS "
