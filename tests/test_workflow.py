@@ -524,3 +524,26 @@ def test_the_reviewers_counts_save_and_load(tmp_path):
     path = est.save(tmp_path / "m.json")
     mech = pml.load_mechanism(path)
     assert np.array_equal(mech.matrix, est.result.matrix)
+
+
+def test_cli_privatize_refuses_the_design_records_reordered(capsys, tmp_path):
+    """A new user's trial shuffled the design records past the fingerprint (the values in order); the counts per
+    category, which the mechanism file publishes, still name them. Other records of the same size pass."""
+    rng = np.random.default_rng(5)
+    values = rng.choice(["a", "b", "c"], 600, p=[0.5, 0.3, 0.2])
+    design = tmp_path / "design.csv"
+    design.write_text("x\n" + "\n".join(values) + "\n")
+    code, _, err = run(capsys, "design", "--csv", design, "--column", "x", "--epsilon", "1", "--delta", "1e-3",
+                       "-o", tmp_path / "m")
+    assert code == 0, err
+    shuffled = tmp_path / "shuffled.csv"
+    shuffled.write_text("x\n" + "\n".join(rng.permutation(values)) + "\n")
+    code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", shuffled, "--column", "x",
+                       "-o", tmp_path / "p.csv")
+    assert code == 2 and "holds exactly the counts per category of the records" in one_error_line(err)
+    assert not (tmp_path / "p.csv").exists()
+    other = tmp_path / "other.csv"
+    other.write_text("x\n" + "\n".join(rng.choice(["a", "b", "c"], 600, p=[0.5, 0.3, 0.2])) + "\n")
+    code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", other, "--column", "x",
+                       "-o", tmp_path / "q.csv")
+    assert code == 0, err

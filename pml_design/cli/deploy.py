@@ -226,6 +226,7 @@ class _DesignDataGuard:
         from ..deploy.guard import design_data_of, matches_design_data  # noqa: PLC0415
 
         self.args, self.source, self.matched, self.whole_split = args, source, False, False
+        self.metadata = mech.metadata
         self.fingerprint = design_data_of(mech)
         self.check_column = self._check if self.fingerprint.get("kind") == "column sha256" else None
         if self.fingerprint.get("kind") == "file sha256" and matches_design_data(self.fingerprint, path=source.path):
@@ -246,14 +247,27 @@ class _DesignDataGuard:
                          "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "
                          "does not cover them\n")
 
-    def _check(self, digest: str, split_digest: str | None = None) -> None:
+    def _check(self, digest: str, split_digest: str | None = None, counts: Any = None) -> None:
         if digest == self.fingerprint.get("sha256"):
             self._matched()
+        elif counts is not None and self._design_counts(counts):  # the design records reordered (a trial)
+            self._matched(f"{self.source.path} holds exactly the counts per category of the records "
+                          f"{self.args.mechanism} was designed on (those records in another order?)")
         elif split_digest is not None and split_digest == self.fingerprint.get("sha256"):
             # the rows the design's split drew hold the design column: this is the file split divided
             self.whole_split = True
             self._matched(f"{self.source.path} is the file split divided into the records {self.args.mechanism} was "
                           "designed on and the rest, so it holds those records")
+
+
+    def _design_counts(self, counts: Any) -> bool:
+        """Whether ``counts`` (per category) are the design records' own, ``P̂ · m`` (the file publishes them)."""
+        import numpy as np  # noqa: PLC0415
+
+        p_hat, m = self.metadata.get("p_hat"), self.metadata.get("m")
+        if not isinstance(p_hat, list) or not isinstance(m, int) or len(p_hat) != len(counts) or counts.sum() != m:
+            return False
+        return bool(np.array_equal(counts, np.rint(np.asarray(p_hat, dtype=float) * m)))
 
 
 def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:

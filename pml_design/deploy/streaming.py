@@ -389,8 +389,9 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
     overwrite : bool, default False
         Replace an existing ``output`` that is not an input.
     check_column : callable, optional
-        ``check_column(sha256_hex)``, called before the output is renamed into place; with ``split_draws``,
-        ``check_column(sha256_hex, split_sha256_hex)``, the second the same hash of the rows those draws select.
+        ``check_column(sha256_hex, split_sha256_hex, counts=counts)``, called before the output is renamed into
+        place: the column's SHA-256, the same hash of the rows the ``split_draws`` select (None without them), and
+        the column's counts per label (int64).
     split_draws : (str, float), optional
         A split's seed and fraction (:func:`pml_design.deploy.split.split_draws_of`, kept in a mechanism file's
         fingerprint): the rows they select are hashed too (the input may be the file that split divided).
@@ -473,6 +474,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
     fd, tmp = temporary_sibling(target)
     rows = 0
     digest = hashlib.sha256() if check_column is not None else None
+    counts = np.zeros(len(labels), dtype=np.int64) if digest is not None else None  # the design records reordered
     selected, select = None, None
     if digest is not None and split_draws is not None:
         from .split import split_selector  # noqa: PLC0415
@@ -490,6 +492,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
                 x = _codes(batch.column(j), value_set, source, name, labels, rows, "labels")  # (the header name)
                 if digest is not None:
                     update_column_digest(digest, batch.column(j))
+                    counts += np.bincount(np.asarray(x), minlength=len(labels))
                 if selected is not None:
                     update_column_digest(selected, batch.column(j).filter(pa.array(select(batch.num_rows))))
                 cols = list(batch.columns)
@@ -507,7 +510,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
             if writer is not None:
                 writer.close()
         if digest is not None:
-            check_column(digest.hexdigest(), *([selected.hexdigest()] if selected is not None else []))
+            check_column(digest.hexdigest(), selected.hexdigest() if selected is not None else None, counts=counts)
         try:
             publish(tmp, target, overwrite)
         except FileExistsError as exc:
