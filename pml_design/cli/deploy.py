@@ -248,26 +248,18 @@ class _DesignDataGuard:
                          "does not cover them\n")
 
     def _check(self, digest: str, split_digest: str | None = None, counts: Any = None) -> None:
+        from ..deploy.guard import design_counts_match  # noqa: PLC0415
+
         if digest == self.fingerprint.get("sha256"):
             self._matched()
-        elif counts is not None and self._design_counts(counts):  # the design records reordered (a trial)
-            self._matched(f"{self.source.path} holds exactly the counts per category of the records "
+        elif counts is not None and design_counts_match(self.metadata.get("p_hat"), self.metadata.get("m"), counts):
+            self._matched(f"{self.source.path} holds exactly the counts per category of the records "  # reordered
                           f"{self.args.mechanism} was designed on (those records in another order?)")
         elif split_digest is not None and split_digest == self.fingerprint.get("sha256"):
             # the rows the design's split drew hold the design column: this is the file split divided
             self.whole_split = True
             self._matched(f"{self.source.path} is the file split divided into the records {self.args.mechanism} was "
                           "designed on and the rest, so it holds those records")
-
-
-    def _design_counts(self, counts: Any) -> bool:
-        """Whether ``counts`` (per category) are the design records' own, ``P̂ · m`` (the file publishes them)."""
-        import numpy as np  # noqa: PLC0415
-
-        p_hat, m = self.metadata.get("p_hat"), self.metadata.get("m")
-        if not isinstance(p_hat, list) or not isinstance(m, int) or len(p_hat) != len(counts) or counts.sum() != m:
-            return False
-        return bool(np.array_equal(counts, np.rint(np.asarray(p_hat, dtype=float) * m)))
 
 
 def _check_reports_mark(args: argparse.Namespace, mech: Any, source: Any) -> None:

@@ -35,8 +35,8 @@ _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 #: The kinds of ``design_data`` fingerprints.
 FINGERPRINT_KINDS: tuple[str, ...] = ("file sha256", "column sha256")
 
-__all__ = ["DESIGN_DATA_MESSAGE", "FINGERPRINT_KINDS", "check_fingerprint", "design_data_of", "file_sha256",
-           "matches_design_data", "table_column_sha256", "update_column_digest"]
+__all__ = ["DESIGN_DATA_MESSAGE", "FINGERPRINT_KINDS", "check_fingerprint", "design_counts_match", "design_data_of",
+           "file_sha256", "matches_design_data", "table_column_sha256", "update_column_digest"]
 
 #: Why privatizing the design records is refused (the end of every such message).
 DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
@@ -223,3 +223,35 @@ def check_fingerprint(fp: object) -> None:
             and isinstance(fp["split_fraction"], float) and 0.0 < fp["split_fraction"] < 1.0)):
         raise ValueError("design_data.split_seed and split_fraction must come together, as hex digits and a number in "
                          f"(0, 1), got {fmt(fp.get('split_seed'))} and {fmt(fp.get('split_fraction'))}")
+
+
+def design_counts_match(p_hat: object, m: object, counts: object) -> bool:
+    """Whether ``counts`` per category are exactly the design records' own, ``P̂ · m``.
+
+    The mechanism file publishes these counts, so comparing with them discloses nothing new; equal counts mean the
+    design records in another order (a new user's trial shuffled them past the fingerprint, which hashes the values
+    in order), or other records with these very counts.
+
+    Implements: the design-data guard of the module docstring (docs/cli.md, "Where P̂ comes from"); no paper result.
+
+    Parameters
+    ----------
+    p_hat : sequence of float or None
+        The design's P̂ (a mechanism file's ``p_hat``).
+    m : int or None
+        The number of design records.
+    counts : array_like of int
+        The counts per category (in P̂'s order) of the records about to be privatized.
+
+    Returns
+    -------
+    bool
+        False where ``p_hat`` or ``m`` is missing or does not fit ``counts``.
+    """
+    import numpy as np  # noqa: PLC0415
+
+    c = np.asarray(counts)
+    if p_hat is None or not isinstance(m, (int, np.integer)) or isinstance(m, bool) or np.shape(p_hat) != c.shape \
+            or c.sum() != m:
+        return False
+    return bool(np.array_equal(c, np.rint(np.asarray(p_hat, dtype=float) * m)))
