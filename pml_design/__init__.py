@@ -72,7 +72,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SubConvexUtility", "TotalVariationInformation", "build_polytope", "certify", "design", "linear_design_lp",
     ),
     "pipeline": (
-        "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples", "guarantee_for_mechanism",
+        "DisclosureWarning", "EstimatedDesign", "PmlStatement", "delta_for_epsilon", "design_from_samples",
+        "guarantee_for_mechanism",
     ),
     "cohort": ("combined_estimate", "design_from_reports"),
     "deploy": (
@@ -191,7 +192,14 @@ if TYPE_CHECKING:  # the same names for type checkers and IDEs (tests/test_archi
         design,
         linear_design_lp,
     )
-    from .pipeline import EstimatedDesign, PmlStatement, delta_for_epsilon, design_from_samples, guarantee_for_mechanism
+    from .pipeline import (
+        DisclosureWarning,
+        EstimatedDesign,
+        PmlStatement,
+        delta_for_epsilon,
+        design_from_samples,
+        guarantee_for_mechanism,
+    )
     from .cohort import combined_estimate, design_from_reports
     from .deploy import (
         MechanismFileError,

@@ -39,6 +39,7 @@ from .statements import (  # noqa: F401 - re-exported: pml_design.pipeline.<name
 from .uncertainty import L1Ball, leakage_capacity
 
 __all__ = [
+    "DisclosureWarning",
     "EstimatedDesign",
     "PmlStatement",
     "delta_for_epsilon",
@@ -378,8 +379,42 @@ def _design_over_ball(p_hat: np.ndarray, m: int, d: float, beta: float, eps: flo
         "kind": None, "why": f"P-hat from {source}: no design records to fingerprint"}
     res = replace(res, labels=labels, info={**res.info, "delta": d, "m": m, "prior_source": source,
                                             "prior_params": params, **extra})
+    _warn_single_outputs(res.matrix, labels)
     return EstimatedDesign(p_hat=p_hat, m=m, delta=d, radius=beta, result=res, prior_source=source,
                            prior_params=params)
+
+
+class DisclosureWarning(UserWarning):
+    """A design has outputs that only one input produces: whoever sees such an output knows the record's value.
+
+    PML allows it for an input whose probability is at least ``e^−ε`` throughout the ball (core paper, Section III:
+    a posterior of 1 leaks ``log 1/P(x) ≤ ε``); :meth:`DesignResult.summary` and ``disclosure()`` list them, and
+    ``pml-design design`` prints them instead of this warning.
+    """
+
+
+def _warn_single_outputs(matrix: np.ndarray, labels: tuple | None) -> None:
+    """A :class:`DisclosureWarning` naming the inputs that an output singles out (a column with one positive entry),
+    with the share of that input's records that land there (a new user's trial: the mutual-information default
+    released half the records exactly, and only ``summary()`` said so)."""
+    positive = matrix > 0
+    single = np.flatnonzero(positive.sum(axis=0) == 1)
+    if single.size == 0:
+        return
+    rows = positive[:, single].argmax(axis=0)
+    share = np.zeros(matrix.shape[0])
+    np.add.at(share, rows, matrix[rows, single])
+    named = [(labels[i] if labels is not None else i, share[i]) for i in np.flatnonzero(share > 0)]
+    shown = ", ".join(f"{x!r} ({100 * v:.3g} % of its records)" for x, v in named[:5]) + (" …" if len(named) > 5 else "")
+    import warnings  # noqa: PLC0415
+
+    from .design.anytime import _outside_level  # noqa: PLC0415
+
+    warnings.warn(DisclosureWarning(
+        f"the design discloses inputs exactly: outputs that only one input produces reveal it for {shown}; PML allows "
+        "this for inputs of probability at least e^-epsilon throughout the ball; see result.summary() or "
+        "result.disclosure(), and design with a smaller epsilon (or another utility) if these records must not be "
+        "singled out"), stacklevel=_outside_level())
 
 
 def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, float]:

@@ -140,3 +140,18 @@ def test_the_gap_warning_points_at_the_users_line():
         pml.design_from_samples(np.array([0, 1, 2, 3, 4] * 50), 5, 1.0, 1e-3, utility="frequency_estimation",
                                 solver_options={"time_limit": 1e-6})
     assert [w.filename for w in rec if issubclass(w.category, pml.PMLDesignWarning)] == [__file__]
+
+
+def test_a_design_that_singles_out_inputs_warns():
+    """A new user's trial: the mutual-information default released 'alpha' exactly (its own output), silently."""
+    vals = np.random.default_rng(0).choice(["zeta", "alpha", "mid"], 3000, p=[0.2, 0.5, 0.3])
+    with pytest.warns(pml.DisclosureWarning, match=r"reveal it for 'alpha' \(100 % of its records\)") as rec:
+        e = pml.design_from_samples(vals, epsilon=1.0, delta=1e-3)
+    assert [w.filename for w in rec if w.category is pml.DisclosureWarning] == [__file__]
+    single = [d for d in e.result.disclosure() if d["singles_out"] is not None]
+    assert {d["singles_out"] for d in single} == {"alpha"}  # the warning names what disclosure() lists
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pml.DisclosureWarning)  # none where no output singles out an input
+        pml.design_from_samples(vals, epsilon=0.3, delta=1e-3, utility="frequency_estimation")

@@ -90,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            # the commands print what a design discloses themselves (pipeline.DisclosureWarning is for the API)
+            warnings.filterwarnings("ignore", message="the design discloses inputs exactly")
             return int(args.func(args))
     except (CliError, ValueError, TypeError, FileNotFoundError, ImportError) as exc:
         if os.environ.get("PML_DESIGN_DEBUG"):
