@@ -69,16 +69,34 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
 
 
 def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, method: str, categories: tuple | None,
-                  blind: np.ndarray | None = None) -> "FrequencyEstimate":
-    """The :class:`FrequencyEstimate` of a point estimate and its covariance: Wald intervals ``π ± z·se`` clipped
-    to ``[0, 1]``, and ``[0, 1]`` where ``blind`` (categories the reports cannot identify)."""
+                  blind: np.ndarray | None = None, score: np.ndarray | None = None) -> "FrequencyEstimate":
+    """The :class:`FrequencyEstimate` of a point estimate and its covariance: Wald intervals ``± z·se`` clipped to
+    ``[0, 1]``, and ``[0, 1]`` where ``blind`` (categories the reports cannot identify).
+
+    With ``score`` (the log-likelihood's gradient at the MLE π̂, ``Σ_y c_y w_y/(π̂·w_y)``) the intervals are centred on
+    one Fisher-scoring step from π̂ without the positivity constraint, ``π̃ = π̂ + Σ̂·score`` (on ``Σπ = 1``; Σ̂ = ``cov``),
+    and widened to contain π̂, with ``max(π̃, 0)`` for its upper end (a category at 0 gets ``[0, max(π̃, 0) + z·se]``;
+    no threshold decides which are zeros, so the intervals move continuously with π̂). At an interior MLE the score is
+    ``n·1`` and ``Σ̂1 = 0``, so nothing changes; where many categories sit at 0, π̂ is biased (the clamped mass comes
+    from the others) while π̃ is not: a new user's top-10 intervals covered 88 % (N = 600, 394 zeros), a coverage
+    study 0.66–0.89 for the largest categories, and ~0.95 centred on π̃ (docs/design.md §8, "Intervals at the
+    boundary")."""
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
-    lo, hi = np.clip(pi - z * se, 0.0, 1.0), np.clip(pi + z * se, 0.0, 1.0)
+    centre = pi if score is None else pi + cov @ score
+    lo = np.clip(np.minimum(centre - z * se, pi), 0.0, 1.0)
+    hi = np.clip(np.maximum(np.maximum(centre, 0.0) + z * se, pi), 0.0, 1.0)
     if blind is not None:
         lo[blind], hi[blind] = 0.0, 1.0
     return FrequencyEstimate(estimate=pi, ci_low=lo, ci_high=hi, covariance=cov, level=level, n=n, method=method,
                              categories=categories)
+
+
+def log_likelihood_score(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``Σ_y c_y w_y/(π·w_y)`` over the observed outputs (the gradient of the log-likelihood at π; :func:`wald_estimate`)."""
+    seen = counts > 0
+    Wu = W[:, seen]
+    return Wu @ (counts[seen] / (pi @ Wu))
 
 
 #: Above this many multiply-adds of ``W Wᵀ`` (N² M) a full rank is first certified by a Cholesky factorisation
@@ -127,8 +145,10 @@ class FrequencyEstimate:
     estimate : numpy.ndarray, shape (N,)
         The point estimate (a probability vector).
     ci_low, ci_high : numpy.ndarray, shape (N,)
-        Pointwise Wald intervals ``estimate ± z·se`` clipped to ``[0, 1]``; ``[0, 1]`` for a category the
-        mechanism cannot identify.
+        Pointwise Wald intervals ``± z·se`` clipped to ``[0, 1]``, for the maximum-likelihood estimate centred on one
+        unconstrained Fisher-scoring step from it and widened to contain it (the same as ``estimate ± z·se`` where no
+        category is estimated at 0; see :func:`wald_estimate`); ``[0, 1]`` for a category the mechanism cannot
+        identify.
     covariance : numpy.ndarray, shape (N, N)
         Estimated asymptotic covariance of the estimator.
     level : float
@@ -478,7 +498,8 @@ class Mechanism:
         n = int(c.sum())
         return wald_estimate(pi, self._covariance_at(pi, n, method), level, n=n,
                              method="ibu" if method == "mle" else method, categories=self._labels,
-                             blind=~self._identifiable_components())
+                             blind=~self._identifiable_components(),
+                             score=None if method == "inversion" else log_likelihood_score(self._W, c, pi))
 
     def _identifiable_components(self) -> np.ndarray:
         """Per category x: whether ``π_x`` is identified (``e_x`` lies in the column space of W)."""
