@@ -94,9 +94,11 @@ def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, meth
 
 def log_likelihood_score(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> np.ndarray:
     """``Σ_y c_y w_y/(π·w_y)`` over the observed outputs (the gradient of the log-likelihood at π; :func:`wald_estimate`)."""
+    q = pi @ W
     seen = counts > 0
-    Wu = W[:, seen]
-    return Wu @ (counts[seen] / (pi @ Wu))
+    ratio = np.zeros(W.shape[1])
+    ratio[seen] = counts[seen] / q[seen]
+    return W @ ratio  # (no copy of the observed columns: 1.7 GB at N = 10 000)
 
 
 #: Above this many multiply-adds of ``W Wᵀ`` (N² M) a full rank is first certified by a Cholesky factorisation
