@@ -155,3 +155,15 @@ def test_a_design_that_singles_out_inputs_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", pml.DisclosureWarning)  # none where no output singles out an input
         pml.design_from_samples(vals, epsilon=0.3, delta=1e-3, utility="frequency_estimation")
+
+
+def test_a_bad_statistic_is_refused_before_the_release():
+    """A new user's trial: histogram_statistic ran the DP release first (spending ε), then refused the statistic
+    with a list that left out 'supp'."""
+    from unittest import mock
+
+    from pml_design.flexible import statistics
+
+    with mock.patch.object(statistics, "bucket_hist", side_effect=AssertionError("released")), \
+            pytest.raises(ValueError, match="'max', 'min', 'supp', 'max_k', 'mode', got 'bad'"):
+        statistics.histogram_statistic(np.array([1, 2, 3]), "bad", 0.1, 1.0, 1.0)

@@ -328,6 +328,8 @@ def histogram_statistic(x: Any, statistic: Literal["max", "min", "supp", "max_k"
     -----
     Implements: Bansal et al. (AISTATS 2022), eq. (10), Theorem 5, Corollaries 2-3.
     """
+    if statistic not in ("max", "min", "supp", "max_k", "mode"):  # before the release (a trial: after, without 'supp')
+        raise ValueError(f"statistic must be one of 'max', 'min', 'supp', 'max_k', 'mode', got {statistic!r}")
     k = check_positive_int(k, "k")
     rel = bucket_hist(x, alpha, beta, epsilon, B=B, rng=rng, q_mode=q_mode, n_public=n_public)
     if statistic == "supp":
