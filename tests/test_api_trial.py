@@ -1,9 +1,12 @@
-"""Counts in a pandas Series (or a mapping) are read by their index, never by position.
+"""What a new user's trial of the Python API found (session 21), each checked against the behaviour it had.
 
-A new user's trial: ``pd.Series(codes).value_counts()`` sorts by count, so its positions are not the codes; read by
-position, ``design_from_samples(vc, 3, counts=True)`` designed for a permuted P̂ and the mechanism leaked 3.35 under the
-true distribution where ε = 1 was certified (and ``design_from_report_counts``, ``Mechanism.estimate(counts=True)``
-and ``combined_estimate`` permuted the same way, silently).
+First of all: counts in a pandas Series (or a mapping) are read by their index, never by position.
+``pd.Series(codes).value_counts()`` sorts by count, so its positions are not the codes; read by position,
+``design_from_samples(vc, 3, counts=True)`` designed for a permuted P̂ and the mechanism leaked 3.35 under the true
+distribution where ε = 1 was certified (and ``design_from_report_counts``, ``Mechanism.estimate(counts=True)`` and
+``combined_estimate`` permuted the same way, silently). Then: read-only certified arrays, no raw record in a message,
+named errors instead of numpy / pandas / json ones, the design records refused in any order, the gap warning at the
+user's line, the DisclosureWarning, and a statistic checked before its DP release.
 """
 
 from __future__ import annotations
