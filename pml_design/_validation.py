@@ -509,7 +509,7 @@ def check_probability_vector(
         raise ValueError(f"{name} must be non-negative, got {fmt(p)}")
     total = p.sum()
     if abs(total - 1.0) > PROB_ATOL:
-        raise ValueError(f"{name} must sum to 1 (within {PROB_ATOL:g}), got sum {total!r}")
+        raise ValueError(f"{name} must sum to 1 (within {PROB_ATOL:g}), got sum {float(total)!r}")
     if full_support and np.any(p <= 0):
         zeros = np.flatnonzero(p <= 0).tolist()
         raise ValueError(f"{name} must have full support (all entries > 0); zero at indices {zeros}")
