@@ -118,17 +118,18 @@ def _report_text(oracle: Any, categories: Sequence[str], reports: np.ndarray) ->
 
 def _bad_reports(source: TableSource, column: str, values: Any, bad: np.ndarray, first_row: int, oracle: Any,
                  categories: Sequence[str], why: str = "", option: str = "--column") -> TableError:
-    """The error for reports no report of ``oracle`` can be (reports are LDP outputs: they may be quoted)."""
-    examples = list(dict.fromkeys(values.take(bad[:200]).to_pylist()))[:5]
+    """The error for reports no report of ``oracle`` can be: no value, count or row of them (a new user's trial: with
+    ``--unverified-reports`` a file of raw records got here, and the message quoted the first records' ages in order;
+    the reports that are LDP outputs would have been safe to quote, but this error fires exactly when they are not)."""
     if oracle.name == "HR":
         form = f"an integer in [0, {oracle.size}) in decimal"
     elif oracle.name == "GRR":
         form = f"one of the categories {list(categories)[:20]}"
     else:
         form = f"k = {oracle.k} distinct categories of {list(categories)[:20]} joined by {SUBSET_SEPARATOR!r}"
-    return TableError(f"argument {option}: column {column!r} of {source.path} has {len(bad)}+ reports that "
-                      f"{oracle.name} over --categories cannot output{why}, e.g. {examples} (first at data row "
-                      f"{first_row + int(bad[0]) + 1}); a report is {form}")
+    return TableError(f"argument {option}: column {column!r} of {source.path} holds values that {oracle.name} over "
+                      f"--categories cannot output{why} (not shown: if they are raw records, they are protected); a "
+                      f"report is {form}")
 
 
 def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: TableSource, column: str,
