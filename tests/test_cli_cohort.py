@@ -453,3 +453,16 @@ def test_design_o_never_replaces_the_provenance_file_of_its_reports(capsys, tmp_
     _, err = capsys.readouterr()
     assert code == 2 and "is the input --reports' provenance file" in err, err
     assert (tmp_path / "r.csv.ldp.json").read_bytes() == before
+
+
+def test_a_first_cohorts_reports_are_never_privatized_again(capsys, tmp_path, cohorts, reports_file):
+    """A new user's trial privatized the first cohort's GRR reports again with the PML mechanism: the estimate said
+    0.150 [0.144, 0.156] for a share of 0.25, exit 0, no warning (session 21). Both privatize routes refuse them."""
+    code, _, err = run(capsys, "design", "--reports", reports_file, "--column", "country", *ORACLE_FLAGS["grr"],
+                       "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-2", "-o", tmp_path / "m")
+    assert code == 0, err
+    for argv in ([tmp_path / "m.json"], ORACLE_FLAGS["grr"] + ["--categories", "A,B,C"]):
+        code, out, err = run(capsys, "privatize", *argv, "--csv", reports_file, "--column", "country",
+                             "-o", tmp_path / "again.csv")
+        assert code == 2 and out == "" and "holds a first cohort's LDP reports (reports1.csv.ldp.json says so)" in err
+        assert not (tmp_path / "again.csv").exists()

@@ -107,6 +107,9 @@ def run_privatize_oracle(args: argparse.Namespace) -> int:
     source = table_source(args.csv if args.csv is not None else args.parquet, option, args.delimiter,
                           args.parquet is not None, protected=True)
     source.resolve(args.column)
+    from .deploy import refuse_privatized_input  # noqa: PLC0415
+
+    refuse_privatized_input(args, source)
     t0 = time.perf_counter()
     rows = privatize_reports(source, args.column, oracle, categories, args.output, np.random.default_rng(args.seed),
                              progress=not args.no_progress and sys.stderr.isatty(), overwrite=args.force,

@@ -176,16 +176,29 @@ def run_privatize(args: argparse.Namespace) -> int:
     return 0
 
 
+def refuse_privatized_input(args: argparse.Namespace, source: Any) -> None:
+    """Refuse to privatize a file of reports: one ``privatize`` wrote with a mechanism (its mark ``IN.pml.json``) or
+    with an oracle (its provenance ``IN.ldp.json``). A new user's trial privatized a first cohort's GRR reports again
+    with a PML mechanism and estimated DE at 0.150 [0.144, 0.156] where the truth was 0.25, exit 0, no warning."""
+    from ..deploy.report_marks import mark_path  # noqa: PLC0415
+    from ..deploy.reports import provenance_path  # noqa: PLC0415
+
+    opt = table_option(args)
+    for side, what in ((mark_path(source.path), "reports privatized already"),
+                       (provenance_path(source.path), "a first cohort's LDP reports")):
+        if side.is_file():
+            raise CliError(f"argument {opt}: {source.path} holds {what} ({side.name} says so); privatize the original "
+                           "records")
+
+
 def _check_marks(args: argparse.Namespace, source: Any) -> None:
     """Refuse an input that ``privatize`` wrote (its mark ``IN.pml.json``) and an existing mark of OUT without
     ``--force`` (docs/cli.md, "Reports carry a mark")."""
     from ..deploy.output import check_output_path  # noqa: PLC0415
     from ..deploy.report_marks import mark_path  # noqa: PLC0415
 
+    refuse_privatized_input(args, source)
     opt = table_option(args)
-    if mark_path(source.path).is_file():
-        raise CliError(f"argument {opt}: {source.path} holds reports privatized already ({mark_path(source.path).name} "
-                       "says so); privatize the original records")
     check_output_path(mark_path(args.output), inputs=[(source.path, opt), (args.mechanism, "MECHANISM")],
                       overwrite=args.force, option="argument --output", force_hint="--force")
 
