@@ -322,10 +322,10 @@ RADIUS_DELTA: float = 1e-6
 
 
 def reports_needed(radius_of, target: float = 1.0) -> int:
-    """Smallest n₁ (to 1 %, geometric bisection on [10², 10¹⁰]) whose radius is below ``target``."""
+    """Smallest n₁ (to 0.1 % above: geometric, then integer bisection on [10², 10¹⁰]) whose radius is below ``target``."""
     lo, hi = 100, 10**10
-    while hi > 1.01 * lo:
-        mid = int(round((lo * hi) ** 0.5))
+    while hi > 1.001 * lo + 1:
+        mid = int(round((lo * hi) ** 0.5)) if hi > 2 * lo else (lo + hi) // 2
         lo, hi = (lo, mid) if radius_of(mid) < target else (mid, hi)
     return hi
 

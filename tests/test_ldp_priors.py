@@ -179,3 +179,15 @@ def test_design_from_reports_oue_gets_its_ball():
     est = pml.design_from_reports(oracle.privatize(x, rng=rng), oracle, 1.0, 1e-3)
     assert est.prior_params["ball"] == priors.UNARY_BALL
     assert est.radius == priors.unary_ball_radius(4, 1.0, 40_000, 1e-3)
+
+
+def test_the_reports_needed_are_within_one_percent():
+    """A new user's trial: the error's "about N reports are needed" doubled from the count given (96 000 where 49 874
+    suffice); a first cohort spends ε₁ on every person recruited."""
+    from pml_design.cohort import _reports_needed
+
+    params = {"oracle": "HR", "ldp_epsilon": 1.0, "n_reports": 3000, "p_star": 1 / (1 + math.exp(-1.0)),
+              "q_star": 0.5, "ball": priors.HADAMARD_BALL}
+    need = _reports_needed(params, 60, 1e-6)
+    assert priors.hadamard_ball_radius(60, 1.0, need, 1e-6) < 1.0
+    assert priors.hadamard_ball_radius(60, 1.0, int(need / 1.011), 1e-6) >= 1.0
