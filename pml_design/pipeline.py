@@ -242,7 +242,7 @@ def design_from_samples(
         count that the radius uses. Zero noisy counts are common: pass ``allow_zero=True`` to keep them. Each
         call spends ε₀ on these records (repeated designs compose: the ε₀ add up). Labelled data — values, counts
         keyed by label, a pandas Categorical — need the public ``categories`` (the values present in the data, the
-        keys of ``value_counts`` or inferred categories are not private). ε₀ ≥ :data:`pml_design.priors.DP_EPSILON_MIN`.
+        keys of ``value_counts`` or inferred categories are themselves protected, not public). ε₀ ≥ :data:`pml_design.priors.DP_EPSILON_MIN`.
     rng : numpy.random.Generator, int or None
         Only with ``dp_epsilon``: ``None`` (default) draws the noise with OpenDP's exact sampler from OS
         randomness, as a release must; a seed gives reproducible noise for tests and simulations only (whoever
@@ -293,7 +293,7 @@ def design_from_samples(
             # also for counts keyed by label and for a pandas Categorical: their keys / categories are usually
             # what the data hold (value_counts, astype("category")), and would be published with the design
             raise ValueError("dp_epsilon needs the public list of categories (categories=[...]): the set of values "
-                             "present in the data is not private (a value held by one record discloses it)")
+                             "present in the data is itself protected, not public (a value held by one record discloses it)")
         if dp_epsilon is not None:  # the list itself is public: its mistakes are named before the protected data
             from .mechanisms.mechanism import check_labels  # noqa: PLC0415
 

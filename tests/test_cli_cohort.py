@@ -466,3 +466,15 @@ def test_a_first_cohorts_reports_are_never_privatized_again(capsys, tmp_path, co
                              "-o", tmp_path / "again.csv")
         assert code == 2 and out == "" and "holds a first cohort's LDP reports (reports1.csv.ldp.json says so)" in err
         assert not (tmp_path / "again.csv").exists()
+
+
+def test_abbreviated_flags_are_refused_and_dp_epsilon_errors_name_the_flag(capsys, tmp_path):
+    """A new user's trial: `--ldp 1` was read as `--ldp-epsilon 1` silently; `--dp-epsilon 1e-12` was refused
+    without naming the flag (session 21)."""
+    code, _, err = run(capsys, "privatize", "--oracle", "grr", "--ldp", 1, "--categories", "A,B", "--csv",
+                       tmp_path / "x.csv", "--column", "c", "-o", tmp_path / "r.csv")
+    assert code == 2 and "unrecognized arguments: --ldp" in err
+    data = write_column(tmp_path / "d.csv", ["A", "B"] * 50)
+    code, _, err = run(capsys, "design", "--csv", data, "--column", "country", "--epsilon", 1, "--delta", "1e-3",
+                       "--dp-epsilon", "1e-12", "--categories", "A,B")
+    assert code == 2 and err.startswith("pml-design: error: argument --dp-epsilon: ")

@@ -32,7 +32,12 @@ class CliError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line naming the bad argument (no usage dump)."""
+    """ArgumentParser whose errors are one line naming the bad argument (no usage dump), and which takes no
+    abbreviated option (a new user's ``--ldp 1`` was read as ``--ldp-epsilon 1`` without a word)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{PROG}: error: {message} (see '{self.prog} --help')\n")
@@ -233,6 +238,7 @@ OPTION_OF = {
     "epsilon": "--epsilon", "delta": "--delta", "delta2": "--delta2", "radius": "--radius", "alpha": "--alpha",
     "p_hat_min": "--p-hat-min", "p_hat": "--p-hat", "m": "--m", "solver": "--solver", "utility": "--utility",
     "method": "--method", "counts": "--counts", "samples": "--samples", "name": "--attribute",
+    "dp_epsilon": "--dp-epsilon", "ldp_epsilon": "--ldp-epsilon",
 }
 
 
@@ -263,7 +269,7 @@ def name_argument(message: str) -> str:
     message = cli_words(message)
     if message.startswith("argument "):
         return message
-    first = message.split(" ", 1)[0].strip("'\"")
+    first = message.split(" ", 1)[0].split("=", 1)[0].strip("'\"")  # ("dp_epsilon=1e-12 is too small")
     opt = OPTION_OF.get(first)
     if opt is None and "ray enumeration is limited" in message:
         opt = "--method"

@@ -409,7 +409,7 @@ def _design_from_data(args: argparse.Namespace, started: float, outputs: Any) ->
     if args.dp_epsilon is not None and cats is None:
         raise CliError("argument --dp-epsilon: give the public list of categories with --categories or "
                        "--categories-file (the values present in the data, and the labels of a counts file made from "
-                       "them, are not private)")
+                       "them, are themselves protected: not public)")
     if args.dp_epsilon is not None and args.delta is None:
         raise CliError("argument --dp-epsilon: needs --delta (the radius is derived from delta and widened for the "
                        "noise), not --radius")
