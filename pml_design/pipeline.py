@@ -408,13 +408,13 @@ def _warn_single_outputs(matrix: np.ndarray, labels: tuple | None) -> None:
     shown = ", ".join(f"{x!r} ({100 * v:.3g} % of its records)" for x, v in named[:5]) + (" …" if len(named) > 5 else "")
     import warnings  # noqa: PLC0415
 
-    from .design.anytime import _outside_level  # noqa: PLC0415
+    from ._warn import outside_stacklevel  # noqa: PLC0415
 
     warnings.warn(DisclosureWarning(
         f"the design discloses inputs exactly: outputs that only one input produces reveal it for {shown}; PML allows "
         "this for inputs of probability at least e^-epsilon throughout the ball; see result.summary() or "
         "result.disclosure(), and design with a smaller epsilon (or another utility) if these records must not be "
-        "singled out"), stacklevel=_outside_level())
+        "singled out"), stacklevel=outside_stacklevel())
 
 
 def _check_target(epsilon: object, delta: object, caller: str) -> tuple[float, float]:

@@ -28,7 +28,7 @@ PKG = ROOT / "pml_design"
 
 #: The layers, lowest first. A module may import its own layer and the layers below it (``docs/architecture.md``).
 LAYERS: dict[str, frozenset[str]] = {
-    "foundation": frozenset({"_validation", "progress", "datasets"}),
+    "foundation": frozenset({"_validation", "_warn", "progress", "datasets"}),
     "core": frozenset({"leakage", "estimation", "uncertainty", "posterior", "bounds", "priors", "ldp_priors"}),
     "mechanisms": frozenset({"mechanisms"}),
     "design": frozenset({"design"}),

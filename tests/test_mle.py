@@ -231,3 +231,16 @@ def test_intervals_cover_the_largest_categories_where_many_are_at_zero():
     limit = binom.ppf(1e-3, 2 * reps, 0.95)  # fewer covered than this: coverage below 95 % at level 1e-3
     assert new[:2].sum() >= limit > old[:2].sum()
     assert new.sum() / (n_cat * reps) >= 0.95  # and overall at least nominal (the zeros' intervals are conservative)
+
+
+def test_too_few_reports_for_the_intervals_warn():
+    """A new user's trial: one report gave [0.981, 1] for a category the record did not hold, without a word."""
+    import warnings
+
+    mech = pml.Mechanism(pml.grr(8, 1.0).matrix)
+    with pytest.warns(UserWarning, match=r"1 report\(s\) for 8 categories are too few") as rec:
+        mech.estimate(np.array([3]), ci=0.95)
+    assert rec[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mech.estimate(np.random.default_rng(0).integers(0, 8, 80), ci=0.95)  # 10 per category: no warning

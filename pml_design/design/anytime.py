@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from .._warn import outside_stacklevel
 from .result import OPTIMAL_RTOL, PMLDesignWarning
 
 __all__ = ["DEFAULT_TIME_LIMIT", "PROOF_RTOL", "WARN_GAP", "cg_threshold", "warn_result_gap"]
@@ -112,21 +113,7 @@ def _warn_gap(rel: float, what: str, detail: str, time_limit: float, hint: str =
         else:  # no limit was set: the solver itself stopped short
             msg = (f"{head} ({detail}; no time limit was set, the solver stopped short of optimality); try another "
                    "solver (solver=...) or a tighter solver_options={'tol': ...} to reduce the gap")
-        warnings.warn(PMLDesignWarning(msg), stacklevel=max(stacklevel, _outside_level()))
-
-
-def _outside_level() -> int:
-    """The ``stacklevel`` (for a ``warnings.warn`` in the caller) of the first frame outside ``pml_design``: the
-    user's line, whichever entry point (``design``, ``design_from_samples``, …) led here (a new user's trial: the gap
-    warning pointed at ``pipeline.py``)."""
-    import os  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+        warnings.warn(PMLDesignWarning(msg), stacklevel=max(stacklevel, outside_stacklevel()))
 
 
 def warn_result_gap(res: object, time_limit: float, hint: str = "", stacklevel: int = 4, detail: str = "") -> None:

@@ -30,6 +30,7 @@ from .._validation import (
     check_real,
     fmt,
 )
+from .._warn import outside_stacklevel
 from ..leakage import _leakage_unchecked
 from ..uncertainty import leakage_capacity
 from .covariance import _restricted_inverse, _sum_zero_basis, simplex_covariance  # noqa: F401 - (importable from here)
@@ -68,6 +69,11 @@ def project_to_simplex(v: np.ndarray) -> np.ndarray:
 
 
 
+#: Below this many reports per category the Wald intervals come with a warning (a new user's trial: one report gave
+#: an interval [0.981, 1] for a category the record did not hold; 10 reports for 8 categories covered all 8 in 55 %).
+SMALL_SAMPLE_FACTOR: float = 10.0
+
+
 def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, method: str, categories: tuple | None,
                   blind: np.ndarray | None = None, score: np.ndarray | None = None) -> "FrequencyEstimate":
     """The :class:`FrequencyEstimate` of a point estimate and its covariance: Wald intervals ``± z·se`` clipped to
@@ -81,6 +87,11 @@ def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, meth
     from the others) while π̃ is not: a new user's top-10 intervals covered 88 % (N = 600, 394 zeros), a coverage
     study 0.66–0.89 for the largest categories, and ~0.95 centred on π̃ (docs/design.md §8, "Intervals at the
     boundary")."""
+    if n < SMALL_SAMPLE_FACTOR * pi.shape[0]:
+        warnings.warn(f"the confidence intervals are asymptotic (Wald) and {n} report(s) for {pi.shape[0]} categories "
+                      f"are too few for them: they can miss the truth far more often than {level:.0%} suggests (a "
+                      f"simulation: 10 reports, 8 categories, all 8 covered in 55 % of cases); trust them from about "
+                      f"{SMALL_SAMPLE_FACTOR:g} reports per category on", UserWarning, stacklevel=outside_stacklevel())
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     centre = pi if score is None else pi + cov @ score
