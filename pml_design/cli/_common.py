@@ -330,6 +330,9 @@ def privatized_summary(args: argparse.Namespace, summary: dict, used: str) -> bo
         sys.stderr.write(f"{PROG}: warning: --seed {args.seed} makes this output reproducible: whoever knows the seed "
                          "can undo its noise, so the guarantee does not hold for it; a release must omit --seed (fresh "
                          "OS entropy)\n")
+        # in the result too, not on stderr only (a new user's trial: with 2>/dev/null nothing showed it, session 21)
+        seeded = f"void for this output: --seed {args.seed} makes its noise reproducible (tests only)"
+        summary["guarantee_caveat"] = "; ".join(c for c in (summary.get("guarantee_caveat"), seeded) if c)
     if args.json:
         print_json(summary)
         return True
