@@ -404,8 +404,8 @@ def _warn_single_outputs(matrix: np.ndarray, labels: tuple | None) -> None:
     rows = positive[:, single].argmax(axis=0)
     share = np.zeros(matrix.shape[0])
     np.add.at(share, rows, matrix[rows, single])
-    named = [(labels[i] if labels is not None else i, share[i]) for i in np.flatnonzero(share > 0)]
-    shown = ", ".join(f"{x!r} ({100 * v:.3g} % of its records)" for x, v in named[:5]) + (" …" if len(named) > 5 else "")
+    named = [(labels[i] if labels is not None else int(i), share[i]) for i in np.flatnonzero(share > 0)]
+    shown = ", ".join(f"{x!r} ({100 * v:.4g} % of its records)" for x, v in named[:5]) + (" …" if len(named) > 5 else "")
     import warnings  # noqa: PLC0415
 
     from ._warn import outside_stacklevel  # noqa: PLC0415

@@ -24,18 +24,22 @@ TRUTH = np.bincount(CODES) / CODES.size
 
 
 def test_design_from_samples_reads_a_series_of_counts_by_its_index():
-    vc = pd.Series(CODES).value_counts(ascending=True)  # index [2, 1, 0]
-    e = pml.design_from_samples(vc, 3, epsilon=1.0, delta=1e-3, counts=True)
+    vc = pd.Series(CODES).value_counts(ascending=True)  # index [2, 1, 0]: codes, or row numbers? refused
+    with pytest.raises(ValueError, match=r"ambiguous .*series.to_numpy\(\) if its positions do") as err:
+        pml.design_from_samples(vc, 3, epsilon=1.0, delta=1e-3, counts=True)
+    assert "[2, 1, 0]" not in str(err.value)
+    rows = pd.DataFrame({"code": [1, 2, 0], "count": [50, 20, 500]}).sort_values("code")["count"]  # index [2, 0, 1]
+    with pytest.raises(ValueError, match="ambiguous"):  # a review: read as codes, this leaked 2.43 for ε = 1
+        pml.design_from_samples(rows, 3, epsilon=1.0, delta=1e-3, counts=True)
+    e = pml.design_from_samples(vc.sort_index(), 3, epsilon=1.0, delta=1e-3, counts=True)  # index 0, 1, 2: fine
     np.testing.assert_allclose(e.p_hat, TRUTH)
-    assert pml.leakage(e.result.matrix, TRUTH).max() <= 1.0 + 1e-9  # the truth is in the ball, the promise holds
-    short = pd.Series({0: 500, 2: 20})  # a category the index omits counts 0
-    np.testing.assert_allclose(pml.design_from_samples(short, 3, 1.0, 1e-3, counts=True, allow_zero=True).p_hat,
-                               [500 / 520, 0.0, 20 / 520])
-    with pytest.raises(ValueError, match=r"data \(counts\): counts in a Series or mapping are read by their index.*"
-                                         r"codes 0 … 2 \(counts keyed by label: pass categories\); got \['a', 'b'\]"):
-        pml.design_from_samples(pd.Series({"a": 5, "b": 7}), 3, 1.0, 1e-3, counts=True)
-    with pytest.raises(ValueError, match="codes 0 … 2"):
-        pml.design_from_samples(pd.Series({0: 5, 3: 7}), 3, 1.0, 1e-3, counts=True)
+    assert pml.leakage(e.result.matrix, TRUTH).max() <= 1.0 + 1e-9
+    short = {0: 500, 2: 20}  # a mapping's keys are explicit; a category it omits counts 0
+    np.testing.assert_allclose(counts_by_index(short, 3, None, "x"), [500, 0, 20])
+    with pytest.raises(ValueError, match=r"must hold the codes 0 … 2 \(counts keyed by label: pass categories\); its "
+                                         r"values are not shown") as err:
+        pml.design_from_samples(pd.Series({"pos": 5, "neg": 7}), 3, 1.0, 1e-3, counts=True)
+    assert "pos" not in str(err.value)
 
 
 def test_report_counts_and_estimate_read_the_index():
@@ -43,9 +47,9 @@ def test_report_counts_and_estimate_read_the_index():
     x = rng.choice(3, 20_000, p=[0.7, 0.2, 0.1])
     g = pml.grr(3, 2.0)
     reports = g.privatize(x, rng=2)
-    by_count = pd.Series(reports).value_counts(ascending=True)
     plain = design_from_report_counts(g.support_counts(reports), 20_000, g, 1.0, 1e-6)
-    assert np.array_equal(design_from_report_counts(by_count, 20_000, g, 1.0, 1e-6).p_hat, plain.p_hat)
+    by_code = pd.Series(reports).value_counts().sort_index()
+    assert np.array_equal(design_from_report_counts(by_code, 20_000, g, 1.0, 1e-6).p_hat, plain.p_hat)
     m = pml.Mechanism([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]], labels=["a", "b", "c"])
     r = m.privatize(np.array(["a"] * 700 + ["b"] * 200 + ["c"] * 100), rng=1)
     want = m.estimate(r)
@@ -56,6 +60,11 @@ def test_report_counts_and_estimate_read_the_index():
     np.testing.assert_allclose(m.estimate(codes, counts=True), want)
     with pytest.raises(ValueError, match=r"reports \(counts=True\) must be one non-negative integer per output"):
         m.estimate(["x", "y", "z"], counts=True)
+    swapped = pml.Mechanism([[0.8, 0.2], [0.2, 0.8]], labels=[1, 0])  # a review: integer labels in another order
+    np.testing.assert_allclose(swapped.estimate(pd.Series([700, 300]), counts=True),
+                               swapped.estimate(np.array([700, 300]), counts=True))  # the default index: positions
+    with pytest.raises(ValueError, match="ambiguous"):
+        swapped.estimate({0: 700, 1: 300}, counts=True)  # a key could be a code or a label
 
 
 def test_combined_estimate_reads_the_second_counts_by_index():
@@ -64,18 +73,24 @@ def test_combined_estimate_reads_the_second_counts_by_index():
     first = g.privatize(rng.choice(3, 3000, p=[0.6, 0.3, 0.1]), rng=rng)
     second = mech.privatize(rng.choice(3, 5000, p=[0.6, 0.3, 0.1]), rng=rng)
     by_count = pd.Series(second).value_counts(ascending=True)
+    with pytest.raises(ValueError, match="second_counts: a Series of counts whose index is integers .* ambiguous"):
+        pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first, second_counts=by_count)
     a = pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first, second_reports=second)
-    b = pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first, second_counts=by_count)
+    b = pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first,
+                              second_counts=by_count.reindex(range(mech.n_outputs), fill_value=0))
     np.testing.assert_allclose(a.estimate, b.estimate, atol=1e-9)
 
 
 def test_counts_by_index_edges():
     assert counts_by_index([3, 4], 2, None, "x") == [3, 4]  # not a Series: unchanged
     assert counts_by_index(pd.Series([1, 2]), 2, None, "x").tolist() == [1, 2]  # the default index is the position
+    assert counts_by_index(pd.Series([1, 2]), 2, ("b", "a"), "x").tolist() == [1, 2]  # also with labels
     with pytest.raises(ValueError, match="repeats a value"):
         counts_by_index(pd.Series([1, 2], index=[0, 0]), 2, None, "x")
     with pytest.raises(ValueError, match="codes 0 … 1"):
         counts_by_index(pd.Series([1, 2], index=[True, False]), 2, None, "x")  # booleans are not codes
+    with pytest.raises(ValueError, match="ambiguous"):
+        counts_by_index(pd.Series([1, 2], index=[1, 0]), 2, ("a", "b"), "x")  # integers, labels or not
     assert counts_by_index(pd.Series([True]), 2, None, "x").dtype == bool  # the caller's check refuses the values
 
 

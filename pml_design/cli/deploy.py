@@ -253,8 +253,9 @@ class _DesignDataGuard:
         args = self.args
         if not args.allow_design_data:
             option = table_option(args)
+            tail = DESIGN_DATA_MESSAGE if why is None or "split divided" in why else DESIGN_DATA_MESSAGE.split(": ", 1)[1]
             why = why or f"{self.source.path} holds the records {args.mechanism} was designed on"
-            raise CliError(f"argument {option}: {why}: {DESIGN_DATA_MESSAGE} or pass --allow-design-data")
+            raise CliError(f"argument {option}: {why}: {tail} or pass --allow-design-data")
         self.matched = True
         sys.stderr.write(f"{PROG}: warning: privatizing the records the mechanism was designed on "
                          "(--allow-design-data): the mechanism file publishes their counts (p_hat * m); the guarantee "

@@ -172,11 +172,17 @@ def _design_data_guard(series: Any, column: Any, given: object, mech: Any, allow
     from .guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
 
     fingerprint = design_data_of(mech) or design_data_of(given)
-    if not (matches_design_data(fingerprint, values=series) or _design_counts_match(fingerprint, series, given, mech)):
+    if matches_design_data(fingerprint, values=series):
+        why = DESIGN_DATA_MESSAGE
+    elif _design_counts_match(fingerprint, series, given, mech):  # (a review: the message said "its fingerprint")
+        why = ("its counts per category are exactly theirs (p_hat * m, which the mechanism file publishes): the design "
+               "records in another order?")
+    else:
         return False
     if not allow:
-        raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {DESIGN_DATA_MESSAGE} "
-                         "or pass allow_design_data=True")
+        raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {why} "
+                         f"{'or' if why is DESIGN_DATA_MESSAGE else 'privatize other records or'} pass "
+                         "allow_design_data=True")
     warnings.warn(f"privatizing column {column!r}, the records the mechanism was designed on (allow_design_data=True): "
                   "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them",
                   UserWarning, stacklevel=3)
@@ -196,7 +202,7 @@ def _design_counts_match(fingerprint: dict, series: Any, given: object, mech: An
     meta = mech.metadata if isinstance(mech.metadata, dict) and "p_hat" in mech.metadata else {}
     p_hat = meta.get("p_hat", getattr(given, "p_hat", None))
     m = meta.get("m", getattr(given, "m", None))
-    counts = pd.Series(np.asarray(series, dtype=object)).value_counts()
+    counts = pd.Series(series).value_counts()  # (no object copy of the column: 0.26 s on 2 M rows, a review)
     return bool(counts.index.isin(list(mech.labels)).all()) and design_counts_match(
         p_hat, m, counts.reindex(list(mech.labels), fill_value=0).to_numpy())
 

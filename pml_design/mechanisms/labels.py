@@ -240,8 +240,12 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
 
     A Series of counts says which category each count belongs to through its index (``value_counts`` sorts by
     count, not by category): read by position, the counts land on other categories — a new user's trial designed on
-    such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. The index must hold ``labels`` (where
-    given) or the integer codes ``0 … size − 1``, each at most once; categories it omits count 0.
+    such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. A Series whose index is ``0 … n − 1`` in
+    order (the default) is read by position; one indexed by labels (not integers) by label; an integer index in any
+    other order is refused as ambiguous (codes from ``value_counts()``, or row numbers left by ``sort_values()``: a
+    review found the latter read as codes, permuted again). A mapping's keys are labels or codes (refused where the
+    labels are integers other than ``0 … N − 1``, so that a key could be either). Categories omitted count 0; no
+    index value is ever quoted (it may be the protected categories in order of their counts).
 
     Implements: the data interface of :class:`~pml_design.mechanisms.mechanism.Mechanism` (no paper result).
 
@@ -262,25 +266,37 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
         ``data`` itself, or for a Series or mapping an array of shape ``(size,)`` in code order (the values' own
         dtype; the caller validates them).
     """
-    if isinstance(data, Mapping):
-        index, values = list(data), np.asarray(list(data.values()))
+    if isinstance(data, Mapping):  # keys are explicit: category codes or labels
+        index, values, keyed = list(data), np.asarray(list(data.values())), True
     elif type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "index") and getattr(data, "ndim", 0) == 1:
-        index, values = list(data.index), np.asarray(data.to_numpy())
+        index, values, keyed = list(data.index), np.asarray(data.to_numpy()), False
+        if index == list(range(len(index))):  # the default index: positions and codes agree
+            return values
     else:
         return data
     if len(set(index)) != len(index):
         raise ValueError(f"{name}: counts in a Series are read by their index, which repeats a value")
-    if labels is not None and set(index) <= set(labels):
+    integers = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in index)
+    integer_labels = labels is not None and all(isinstance(v, (int, np.integer)) for v in labels) \
+        and list(labels) != list(range(len(labels)))
+    # no value of the index is quoted: it may be the protected categories in order of their counts (a review)
+    if integers and (not keyed or integer_labels):
+        raise ValueError(f"{name}: a Series of counts whose index is integers other than 0 … n−1 in order is "
+                         "ambiguous (category codes, as from value_counts(), or row numbers left by sort_values() or "
+                         "a filter?): pass series.sort_index() reindexed to the codes 0 … N−1 "
+                         "(series.reindex(range(N), fill_value=0)) if its index holds the codes, or series.to_numpy() "
+                         "if its positions do" + ("; for counts keyed by label, reindex by the labels"
+                                                  if labels is not None else ""))
+    if labels is not None and not integers and set(index) <= set(labels):
         where = {v: i for i, v in enumerate(labels)}
         codes = [where[v] for v in index]
-    elif all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and 0 <= v < size
-             for v in index):
+    elif integers and all(0 <= v < size for v in index):
         codes = [int(v) for v in index]
     else:
         wanted = "the labels" if labels is not None else f"the codes 0 … {size - 1} (counts keyed by label: pass categories)"
-        shown = fmt(index[:20]) + (" …" if len(index) > 20 else "")
-        raise ValueError(f"{name}: counts in a Series or mapping are read by their index (which category each count is), "
-                         f"which must hold {wanted}; got {shown}")
+        raise ValueError(f"{name}: counts in a Series or mapping are read by their index (which category each count "
+                         f"is), which must hold {wanted}; its values are not shown (they may be the protected "
+                         "categories)")
     out = np.zeros(size, dtype=values.dtype)  # (the caller's count check sees the values' own type)
     out[codes] = values
     return out
