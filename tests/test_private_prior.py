@@ -179,8 +179,10 @@ def test_cli_design_dp_epsilon_end_to_end(capsys, tmp_path):
     assert "--categories" in capsys.readouterr().err  # a counts file's labels may be what the data hold
     code = main(["design", "--counts", str(counts), "--epsilon", "1", "--delta", "1e-6", "--dp-epsilon", "1",
                  "--categories", "a,b,c,d", "--json", "-o", str(prefix)])
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
     assert code == 0
+    assert "note: this run drew a new 1-DP release of the design records' counts" in captured.err  # (reruns add up)
     assert "counts" not in out and out["prior_source"] == "dp"
     assert out["m"] < 5000 and out["radius"] == prior_radius("dp", 4, 1e-6, out["prior_params"])
     assert "1-DP for the design records" in out["statement"]

@@ -26,6 +26,7 @@ from ._common import (
     design_epsilon,
     failure_probability,
     categories_from_args,
+    PROG,
     categories_option,
     jsonable,
     positive_float,
@@ -332,6 +333,10 @@ def run(args: argparse.Namespace) -> int:
         out["files"] = written
         if len(written) == 1 and outputs[1].exists():  # (a binary matrix: an earlier design's PREFIX.csv stays)
             out["stale_files"] = [str(outputs[1])]
+    if args.dp_epsilon is not None:  # every run draws a new release (a new user's trial reran it unawares)
+        sys.stderr.write(f"{PROG}: note: this run drew a new {args.dp_epsilon:g}-DP release of the design records' "
+                         "counts; another design on the same records releases them again, and their guarantee becomes "
+                         "the sum of both dp_epsilon: keep this mechanism file rather than designing again\n")
     if args.json:
         print_json(out)
         return 0
