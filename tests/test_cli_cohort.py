@@ -478,3 +478,23 @@ def test_abbreviated_flags_are_refused_and_dp_epsilon_errors_name_the_flag(capsy
     code, _, err = run(capsys, "design", "--csv", data, "--column", "country", "--epsilon", 1, "--delta", "1e-3",
                        "--dp-epsilon", "1e-12", "--categories", "A,B")
     assert code == 2 and err.startswith("pml-design: error: argument --dp-epsilon: ")
+
+
+def test_force_never_replaces_reports_or_a_matrix_csv_with_another_kind(capsys, tmp_path, cohorts, reports_file):
+    """A new user's trial (session 21): `design -o reports1 --force` replaced the first cohort's report file with a
+    matrix CSV (its provenance left describing another file), and `privatize -o m.csv --force` replaced a
+    mechanism's matrix CSV with privatized records."""
+    design = ["design", "--reports", reports_file, "--column", "country", *ORACLE_FLAGS["grr"], "--categories",
+              "A,B,C", "--epsilon", 1, "--delta", "1e-2"]
+    other = tmp_path / "other.csv"  # another cohort's reports, with their provenance
+    other.write_bytes(reports_file.read_bytes())
+    (tmp_path / "other.csv.ldp.json").write_bytes((tmp_path / "reports1.csv.ldp.json").read_bytes())
+    code, _, err = run(capsys, *design, "-o", tmp_path / "other", "--force")
+    assert code == 2 and "holds a first cohort's LDP reports (other.csv.ldp.json says so)" in err
+    assert other.read_bytes() == reports_file.read_bytes()
+    code, _, err = run(capsys, *design, "-o", tmp_path / "m", "--matrix-format", "text")
+    assert code == 0, err
+    one, _ = cohorts
+    code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", one, "--column", "country",
+                       "-o", tmp_path / "m.csv", "--force")
+    assert code == 2 and "is the matrix CSV of a mechanism file" in err

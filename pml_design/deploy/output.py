@@ -166,6 +166,12 @@ def check_output_path(
         if _same_file(target, pathlib.Path(os.fspath(inp))):  # type: ignore[arg-type]
             raise OutputFileError(f"{option}: {text} is the input {name} ({inp}); refusing to overwrite an input "
                                   "(choose another output name)")
+    if target.is_file() and kind != "privatized copy":  # reports: only privatize replaces them (its own kind)
+        for suffix, what in ((".ldp.json", "a first cohort's LDP reports"), (".pml.json", "privatized reports")):
+            if sidecar_path(target, suffix).is_file():
+                raise OutputFileError(f"{option}: {text} holds {what} ({sidecar_path(target, suffix).name} says so); "
+                                      "refusing to replace it, even with --force / overwrite (its side file would "
+                                      "describe another file): choose another name")
     if (target.exists() or target.is_symlink()) and not overwrite:
         if target.exists() and not target.is_file():
             raise OutputFileError(f"{option}: {text} exists and is not a regular file")
