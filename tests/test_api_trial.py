@@ -73,7 +73,7 @@ def test_combined_estimate_reads_the_second_counts_by_index():
     first = g.privatize(rng.choice(3, 3000, p=[0.6, 0.3, 0.1]), rng=rng)
     second = mech.privatize(rng.choice(3, 5000, p=[0.6, 0.3, 0.1]), rng=rng)
     by_count = pd.Series(second).value_counts(ascending=True)
-    with pytest.raises(ValueError, match="second_counts: a Series of counts whose index is integers .* ambiguous"):
+    with pytest.raises(ValueError, match="second_counts: counts whose index is integers .* ambiguous"):
         pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first, second_counts=by_count)
     a = pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first, second_reports=second)
     b = pml.combined_estimate(oracle=g, mechanism=mech, first_reports=first,
@@ -185,3 +185,21 @@ def test_a_bad_statistic_is_refused_before_the_release():
     with mock.patch.object(statistics, "bucket_hist", side_effect=AssertionError("released")), \
             pytest.raises(ValueError, match="'max', 'min', 'supp', 'max_k', 'mode', got 'bad'"):
         statistics.histogram_statistic(np.array([1, 2, 3]), "bad", 0.1, 1.0, 1.0)
+
+
+def test_counts_by_index_what_a_second_review_found():
+    """Booleans and floats are labels, not positions; integer labels that cannot be codes are read as labels; a
+    sorted index without its last categories fills them with 0; a Categorical's unused categories do not hide
+    reordered design records (session 21, a second review)."""
+    assert counts_by_index(pd.Series([5, 7], index=[False, True]), 2, (True, False), "x").tolist() == [7, 5]
+    assert counts_by_index(pd.Series([5, 7], index=[0.0, 1.0]), 2, (1.0, 0.0), "x").tolist() == [7, 5]
+    assert counts_by_index(pd.Series([5, 7, 9], index=[20, 18, 19]), 3, (18, 19, 20), "x").tolist() == [7, 9, 5]
+    assert counts_by_index({18: 1, 20: 3}, 3, (18, 19, 20), "x").tolist() == [1, 0, 3]
+    assert counts_by_index(pd.Series([5, 7]), 3, None, "x").tolist() == [5, 7, 0]
+    assert counts_by_index(pd.Series([5, 7], index=[0, 2]), 3, None, "x").tolist() == [5, 0, 7]
+    vals = np.random.default_rng(0).choice(["A", "B", "C"], 2000, p=[0.5, 0.3, 0.2])
+    e = pml.design_from_samples(vals, epsilon=1.0, delta=1e-3, utility="frequency_estimation")
+    shuffled = pd.DataFrame({"x": pd.Categorical(np.random.default_rng(1).permutation(vals),
+                                                 categories=["A", "B", "C", "Z"])})
+    with pytest.raises(ValueError, match="holds the records the mechanism was designed on"):
+        pml.privatize_dataframe(shuffled, "x", e, rng=1)

@@ -498,3 +498,25 @@ def test_force_never_replaces_reports_or_a_matrix_csv_with_another_kind(capsys, 
     code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", one, "--column", "country",
                        "-o", tmp_path / "m.csv", "--force")
     assert code == 2 and "is the matrix CSV of a mechanism file" in err
+
+
+def test_force_across_the_two_privatize_routes_and_binary_design(capsys, tmp_path, cohorts, reports_file):
+    """A second review (session 21): privatize --oracle --force over a mechanism's output left both side files, and
+    design --matrix-format binary refused a report file named PREFIX.csv that it never writes."""
+    one, _ = cohorts
+    code, _, err = run(capsys, "design", "--reports", reports_file, "--column", "country", *ORACLE_FLAGS["grr"],
+                       "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-2", "-o", tmp_path / "m")
+    assert code == 0, err
+    code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", one, "--column", "country",
+                       "-o", tmp_path / "p.csv")
+    assert code == 0, err
+    code, _, err = run(capsys, "privatize", *ORACLE_FLAGS["grr"], "--categories", "A,B,C", "--csv", one, "--column",
+                       "country", "-o", tmp_path / "p.csv", "--force")
+    assert code == 2 and "holds privatized reports (p.csv.pml.json says so)" in err
+    code, _, err = run(capsys, "privatize", tmp_path / "m.json", "--csv", one, "--column", "country",
+                       "-o", reports_file, "--force")
+    assert code == 2 and "holds a first cohort's LDP reports" in err
+    code, _, err = run(capsys, "design", "--reports", reports_file, "--column", "country", *ORACLE_FLAGS["grr"],
+                       "--categories", "A,B,C", "--epsilon", 1, "--delta", "1e-2", "-o", tmp_path / "p",
+                       "--matrix-format", "binary")
+    assert code == 0, err  # p.csv (privatized reports) is left alone: binary writes only p.json

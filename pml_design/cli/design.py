@@ -336,7 +336,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dp_epsilon is not None:  # every run draws a new release (a new user's trial reran it unawares)
         sys.stderr.write(f"{PROG}: note: this run drew a new {args.dp_epsilon:g}-DP release of the design records' "
                          "counts; another design on the same records releases them again, and their guarantee becomes "
-                         "the sum of both dp_epsilon: keep this mechanism file rather than designing again\n")
+                         "the sum of both dp_epsilon: keep this design (-o writes its mechanism file) rather than "
+                         "designing again\n")
     if args.json:
         print_json(out)
         return 0
@@ -534,8 +535,9 @@ def _output_paths(args: argparse.Namespace) -> tuple[pathlib.Path, pathlib.Path]
     jpath = check_output_path(p.with_name(p.name + ".json"), **common)
     # with --matrix-format binary no PREFIX.csv is written: an existing one is left alone, but never an input (a review:
     # the design's own --csv was then listed as an earlier design's matrix in stale_files)
-    cpath = check_output_path(p.with_name(p.name + ".csv"),
-                              **{**common, "overwrite": args.force or args.matrix_format == "binary"})
+    binary = args.matrix_format == "binary"
+    cpath = check_output_path(p.with_name(p.name + ".csv"), **{**common, "overwrite": args.force or binary},
+                              **({"kind": "(not written)"} if binary else {}))
     from ..deploy.file import temporary_sibling  # noqa: PLC0415
 
     try:  # a folder that takes no file (read-only, /proc) fails now, not after the design

@@ -103,6 +103,12 @@ def _same_file(a: pathlib.Path, b: pathlib.Path) -> bool:
         return False
 
 
+#: The ``kind`` of a first cohort's report file (``privatize --oracle``): with its provenance ``.ldp.json`` beside it,
+#: only this kind replaces it, as only a ``"privatized copy"`` replaces a file with a mark ``.pml.json``; ``"(not
+#: written)"`` checks a path that will not be written (only that it is no input).
+LDP_REPORTS: str = "LDP reports"
+
+
 def check_output_path(
     path: object,
     *,
@@ -166,9 +172,10 @@ def check_output_path(
         if _same_file(target, pathlib.Path(os.fspath(inp))):  # type: ignore[arg-type]
             raise OutputFileError(f"{option}: {text} is the input {name} ({inp}); refusing to overwrite an input "
                                   "(choose another output name)")
-    if target.is_file() and kind != "privatized copy":  # reports: only privatize replaces them (its own kind)
-        for suffix, what in ((".ldp.json", "a first cohort's LDP reports"), (".pml.json", "privatized reports")):
-            if sidecar_path(target, suffix).is_file():
+    if target.is_file() and kind != "(not written)":  # reports: only the privatize route that wrote them replaces them
+        for suffix, what, same in ((".ldp.json", "a first cohort's LDP reports", LDP_REPORTS),
+                                   (".pml.json", "privatized reports", "privatized copy")):
+            if kind != same and sidecar_path(target, suffix).is_file():
                 raise OutputFileError(f"{option}: {text} holds {what} ({sidecar_path(target, suffix).name} says so); "
                                       "refusing to replace it, even with --force / overwrite (its side file would "
                                       "describe another file): choose another name")

@@ -153,9 +153,8 @@ def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: 
     lengths = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     if np.any(lengths != k):
         bad = np.flatnonzero(lengths != k)
-        found = sorted(set(lengths[bad[:200]].tolist()))
         raise _bad_reports(source, column, values, bad, first_row, oracle, categories,
-                           f" (they hold {found} labels, --k is {k}: give the k they were privatized with)", "--k")
+                           f" (not the {k} labels of --k {k}: give the k they were privatized with)", "--k")
     idx = pc.index_in(pc.list_flatten(parts), value_set=value_set)
     if idx.null_count:
         bad = np.unique(np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False)) // k)
@@ -221,19 +220,20 @@ def privatize_reports(source: TableSource, column: str, oracle: Any, categories:
     def reports(codes: np.ndarray) -> Any:
         return _report_text(oracle, cats, oracle.privatize(codes, rng=rng))
 
-    from .output import OutputFileError, check_output_path  # noqa: PLC0415
+    from .output import LDP_REPORTS, OutputFileError, check_output_path  # noqa: PLC0415
 
     # the report file first (a second run is told about it), then its provenance file, by the rules of every output:
     # never an input, never a directory, an existing file only with --force (a review: an existing OUT.ldp.json,
     # another report file's provenance, was replaced silently when OUT itself did not exist)
     common: dict[str, Any] = {"inputs": [(source.path, source.option), *inputs], "option": "argument --output",
                               "force_hint": "--force"}
-    check_output_path(output, kind="privatized copy", overwrite=overwrite, **common)
+    check_output_path(output, kind=LDP_REPORTS, overwrite=overwrite, **common)
     prov = check_output_path(provenance_path(output), kind="provenance file", overwrite=True, **common)
     if not overwrite and (prov.exists() or prov.is_symlink()):
         raise OutputFileError(f"argument --output: {prov}, the provenance file written beside {output}, exists; "
                               "refusing to replace it (choose another output name, or pass --force to replace it)")
-    rows = rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite)
+    rows = rewrite_column(source, column, cats, reports, output, progress=progress, overwrite=overwrite,
+                          kind=LDP_REPORTS)
     write_provenance(output, source.resolve(column), oracle, cats, rows)
     return rows
 

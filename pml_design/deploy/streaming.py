@@ -424,7 +424,8 @@ def privatize_table(source: TableSource, column: str, mechanism: Any, output: ob
 
 def rewrite_column(source: TableSource, column: str, labels: Sequence[str], reports: Any, output: object, *,
                    inputs: Sequence[tuple[object, str]] = (), progress: bool = False, overwrite: bool = False,
-                   check_column: Any = None, split_draws: tuple[str, float] | None = None) -> int:
+                   check_column: Any = None, split_draws: tuple[str, float] | None = None,
+                   kind: str = "privatized copy") -> int:
     """Write ``source`` to ``output`` with ``column``'s labels replaced by ``reports(codes)``; returns the row count.
 
     Implements: the streamed, atomic rewrite behind :func:`privatize_table` (and the LDP oracles' privatize of
@@ -448,6 +449,9 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
         Further inputs the output may not be (besides ``source``), e.g. the mechanism file.
     progress, overwrite, check_column, split_draws
         As in :func:`privatize_table`.
+    kind : str, default "privatized copy"
+        What ``output`` is, for :func:`~pml_design.deploy.output.check_output_path` (``"LDP reports"`` for a first
+        cohort's reports: a file with another route's side file beside it is not replaced).
 
     Returns
     -------
@@ -463,7 +467,7 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
     from .output import check_output_path, is_matrix_csv, is_mechanism_file  # noqa: PLC0415
 
     name = source.resolve(column)
-    target = check_output_path(output, inputs=[(source.path, source.option), *inputs], kind="privatized copy",
+    target = check_output_path(output, inputs=[(source.path, source.option), *inputs], kind=kind,
                                overwrite=overwrite, option="argument --output", force_hint="--force")
     if target.is_file() and (is_mechanism_file(target) or is_matrix_csv(target)):  # (a new user's --force replaced
         what = "a pml-design mechanism file" if is_mechanism_file(target) else "the matrix CSV of a mechanism file"  # one)

@@ -270,28 +270,35 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
         index, values, keyed = list(data), np.asarray(list(data.values())), True
     elif type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "index") and getattr(data, "ndim", 0) == 1:
         index, values, keyed = list(data.index), np.asarray(data.to_numpy()), False
-        if index == list(range(len(index))):  # the default index: positions and codes agree
-            return values
     else:
         return data
     if len(set(index)) != len(index):
-        raise ValueError(f"{name}: counts in a Series are read by their index, which repeats a value")
-    integers = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in index)
-    integer_labels = labels is not None and all(isinstance(v, (int, np.integer)) for v in labels) \
-        and list(labels) != list(range(len(labels)))
+        raise ValueError(f"{name}: counts in a Series or mapping are read by their index, which repeats a value")
+    integers = all(_kind(v)[0] == "int" for v in index)
+    if not keyed and integers and index == list(range(len(index))) and len(index) <= size:
+        if len(index) == size:  # the default index: positions and codes agree
+            return values
+        index_codes = list(index)  # value_counts().sort_index() without its last categories: they count 0
+        out = np.zeros(size, dtype=values.dtype)
+        out[index_codes] = values
+        return out
+    as_codes = integers and all(0 <= v < size for v in index)
+    where = None if labels is None else {_kind(v): i for i, v in enumerate(labels)}
+    as_labels = where is not None and all(_kind(v) in where for v in index)  # (1 and True are different keys)
+    if as_codes and as_labels and [where[_kind(v)] for v in index] != [int(v) for v in index]:
+        as_codes = as_labels = False  # a key could be a code or an integer label, meaning different categories
+    elif as_codes and not as_labels and not keyed and index != sorted(index):
+        as_codes = False  # codes from value_counts(), or row numbers left by sort_values()? (a review)
     # no value of the index is quoted: it may be the protected categories in order of their counts (a review)
-    if integers and (not keyed or integer_labels):
-        raise ValueError(f"{name}: a Series of counts whose index is integers other than 0 … n−1 in order is "
-                         "ambiguous (category codes, as from value_counts(), or row numbers left by sort_values() or "
-                         "a filter?): pass series.sort_index() reindexed to the codes 0 … N−1 "
-                         "(series.reindex(range(N), fill_value=0)) if its index holds the codes, or series.to_numpy() "
-                         "if its positions do" + ("; for counts keyed by label, reindex by the labels"
-                                                  if labels is not None else ""))
-    if labels is not None and not integers and set(index) <= set(labels):
-        where = {v: i for i, v in enumerate(labels)}
-        codes = [where[v] for v in index]
-    elif integers and all(0 <= v < size for v in index):
+    if as_labels:
+        codes = [where[_kind(v)] for v in index]  # type: ignore[index]
+    elif as_codes:
         codes = [int(v) for v in index]
+    elif integers:
+        raise ValueError(f"{name}: counts whose index is integers not 0 … n−1 in order are ambiguous (category codes, "
+                         "as from value_counts(), or row numbers left by sort_values() or a filter? or, with integer "
+                         "labels, codes or labels?): pass series.reindex(range(N), fill_value=0) (or reindex by the "
+                         "labels) if the index holds the categories, or series.to_numpy() if its positions do")
     else:
         wanted = "the labels" if labels is not None else f"the codes 0 … {size - 1} (counts keyed by label: pass categories)"
         raise ValueError(f"{name}: counts in a Series or mapping are read by their index (which category each count "
@@ -300,3 +307,12 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
     out = np.zeros(size, dtype=values.dtype)  # (the caller's count check sees the values' own type)
     out[codes] = values
     return out
+
+
+def _kind(v: object) -> tuple:
+    """A hashable key that keeps integers, booleans and other values apart (``1 == True`` in a set)."""
+    if isinstance(v, (bool, np.bool_)):
+        return ("bool", bool(v))
+    if isinstance(v, (int, np.integer)):
+        return ("int", int(v))
+    return ("other", v)

@@ -89,7 +89,7 @@ def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, meth
     boundary")."""
     if n < SMALL_SAMPLE_FACTOR * pi.shape[0]:
         warnings.warn(f"the confidence intervals are asymptotic (Wald) and {n} report(s) for {pi.shape[0]} categories "
-                      f"are too few for them: they can miss the truth far more often than {level:.0%} suggests (a "
+                      f"are too few for them: they can miss the truth far more often than {100 * level:g} % suggests (a "
                       f"simulation: 10 reports, 8 categories, all 8 covered in 55 % of cases); trust them from about "
                       f"{SMALL_SAMPLE_FACTOR:g} reports per category on", UserWarning, stacklevel=outside_stacklevel())
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
