@@ -240,12 +240,19 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
 
     A Series of counts says which category each count belongs to through its index (``value_counts`` sorts by
     count, not by category): read by position, the counts land on other categories — a new user's trial designed on
-    such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. A Series whose index is ``0 … n − 1`` in
-    order (the default) is read by position; one indexed by labels (not integers) by label; an integer index in any
-    other order is refused as ambiguous (codes from ``value_counts()``, or row numbers left by ``sort_values()``: a
-    review found the latter read as codes, permuted again). A mapping's keys are labels or codes (refused where the
-    labels are integers other than ``0 … N − 1``, so that a key could be either). Categories omitted count 0; no
-    index value is ever quoted (it may be the protected categories in order of their counts).
+    such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. The rules:
+
+    * a Series indexed ``0 … n − 1`` in order (the default) is read by position (with n < ``size``: as codes, the
+      rest 0);
+    * an index (or a mapping's keys) of labels is read by label; integers, booleans and floats are kept apart
+      (``1 == True`` in Python);
+    * integer codes are read as codes where no label reading differs, but a Series' integer index out of order is
+      refused as ambiguous (codes from ``value_counts()``, or row numbers left by ``sort_values()``: a review found
+      the latter read as codes, permuted again), as is a key that could be a code or an integer label meaning
+      another category.
+
+    Categories omitted count 0; no index value is ever quoted (it may be the protected categories in order of their
+    counts).
 
     Implements: the data interface of :class:`~pml_design.mechanisms.mechanism.Mechanism` (no paper result).
 
