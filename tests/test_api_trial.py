@@ -60,9 +60,10 @@ def test_report_counts_and_estimate_read_the_index():
     np.testing.assert_allclose(m.estimate(codes, counts=True), want)
     with pytest.raises(ValueError, match=r"reports \(counts=True\) must be one non-negative integer per output"):
         m.estimate(["x", "y", "z"], counts=True)
-    swapped = pml.Mechanism([[0.8, 0.2], [0.2, 0.8]], labels=[1, 0])  # a review: integer labels in another order
-    np.testing.assert_allclose(swapped.estimate(pd.Series([700, 300]), counts=True),
-                               swapped.estimate(np.array([700, 300]), counts=True))  # the default index: positions
+    swapped = pml.Mechanism([[0.8, 0.2], [0.2, 0.8]], labels=[1, 0])  # reviews: integer labels in another order
+    np.testing.assert_allclose(swapped.estimate(np.array([700, 300]), counts=True), [5 / 6, 1 / 6], atol=1e-6)
+    with pytest.raises(ValueError, match="ambiguous"):  # the default index: positions, or the labels 0 and 1?
+        swapped.estimate(pd.Series([700, 300]), counts=True)
     with pytest.raises(ValueError, match="ambiguous"):
         swapped.estimate({0: 700, 1: 300}, counts=True)  # a key could be a code or a label
 
@@ -91,7 +92,7 @@ def test_counts_by_index_edges():
         counts_by_index(pd.Series([1, 2], index=[True, False]), 2, None, "x")  # booleans are not codes
     with pytest.raises(ValueError, match="ambiguous"):
         counts_by_index(pd.Series([1, 2], index=[1, 0]), 2, ("a", "b"), "x")  # integers, labels or not
-    assert counts_by_index(pd.Series([True]), 2, None, "x").dtype == bool  # the caller's check refuses the values
+    assert counts_by_index(pd.Series([True, False]), 2, None, "x").dtype == bool  # the caller refuses the values
 
 
 def test_certified_arrays_are_read_only():
@@ -195,8 +196,14 @@ def test_counts_by_index_what_a_second_review_found():
     assert counts_by_index(pd.Series([5, 7], index=[0.0, 1.0]), 2, (1.0, 0.0), "x").tolist() == [7, 5]
     assert counts_by_index(pd.Series([5, 7, 9], index=[20, 18, 19]), 3, (18, 19, 20), "x").tolist() == [7, 9, 5]
     assert counts_by_index({18: 1, 20: 3}, 3, (18, 19, 20), "x").tolist() == [1, 0, 3]
-    assert counts_by_index(pd.Series([5, 7]), 3, None, "x").tolist() == [5, 7, 0]
-    assert counts_by_index(pd.Series([5, 7], index=[0, 2]), 3, None, "x").tolist() == [5, 0, 7]
+    for short in (pd.Series([5, 7]), pd.Series([5, 7], index=[0, 2])):  # codes, or row numbers after a filter?
+        with pytest.raises(ValueError, match=r"integers other than 0 … 2 in order are ambiguous"):
+            counts_by_index(short, 3, None, "x")
+    assert counts_by_index({0: 5, 2: 7}, 3, None, "x").tolist() == [5, 0, 7]  # a mapping's keys are explicit
+    for labels in ((1, 0), (2, 0, 1)):  # a third review: the default index read by position against integer labels
+        with pytest.raises(ValueError, match="ambiguous"):
+            counts_by_index(pd.Series(range(10, 10 + len(labels))), len(labels), labels, "x")
+    assert counts_by_index(pd.Series([1, 2, 3]), 3, (18, 19, 20), "x").tolist() == [1, 2, 3]  # no label reading
     vals = np.random.default_rng(0).choice(["A", "B", "C"], 2000, p=[0.5, 0.3, 0.2])
     e = pml.design_from_samples(vals, epsilon=1.0, delta=1e-3, utility="frequency_estimation")
     shuffled = pd.DataFrame({"x": pd.Categorical(np.random.default_rng(1).permutation(vals),

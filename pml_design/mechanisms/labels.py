@@ -242,14 +242,14 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
     count, not by category): read by position, the counts land on other categories — a new user's trial designed on
     such a Series, and the mechanism leaked 3.35 where ε = 1 was certified. The rules:
 
-    * a Series indexed ``0 … n − 1`` in order (the default) is read by position (with n < ``size``: as codes, the
-      rest 0);
+    * a Series indexed ``0 … size − 1`` in order (the default) is read by position, unless integer labels would
+      read it otherwise (refused);
     * an index (or a mapping's keys) of labels is read by label; integers, booleans and floats are kept apart
       (``1 == True`` in Python);
-    * integer codes are read as codes where no label reading differs, but a Series' integer index out of order is
-      refused as ambiguous (codes from ``value_counts()``, or row numbers left by ``sort_values()``: a review found
-      the latter read as codes, permuted again), as is a key that could be a code or an integer label meaning
-      another category.
+    * a mapping's integer keys are codes where no label reading differs; a Series' integer index other than the
+      whole ``0 … size − 1`` in order is refused as ambiguous (codes from ``value_counts()``, row numbers left by
+      ``sort_values()`` or a filter: reviews found both read as codes, permuted), as is a key that could be a code
+      or an integer label meaning another category.
 
     Categories omitted count 0; no index value is ever quoted (it may be the protected categories in order of their
     counts).
@@ -282,30 +282,28 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
     if len(set(index)) != len(index):
         raise ValueError(f"{name}: counts in a Series or mapping are read by their index, which repeats a value")
     integers = all(_kind(v)[0] == "int" for v in index)
-    if not keyed and integers and index == list(range(len(index))) and len(index) <= size:
-        if len(index) == size:  # the default index: positions and codes agree
-            return values
-        index_codes = list(index)  # value_counts().sort_index() without its last categories: they count 0
-        out = np.zeros(size, dtype=values.dtype)
-        out[index_codes] = values
-        return out
     as_codes = integers and all(0 <= v < size for v in index)
     where = None if labels is None else {_kind(v): i for i, v in enumerate(labels)}
     as_labels = where is not None and all(_kind(v) in where for v in index)  # (1 and True are different keys)
     if as_codes and as_labels and [where[_kind(v)] for v in index] != [int(v) for v in index]:
         as_codes = as_labels = False  # a key could be a code or an integer label, meaning different categories
-    elif as_codes and not as_labels and not keyed and index != sorted(index):
-        as_codes = False  # codes from value_counts(), or row numbers left by sort_values()? (a review)
+    elif as_codes and not as_labels and not keyed and index != list(range(size)):
+        # a Series' integer index is codes only as the whole default 0 … N−1 in order: value_counts() sorts by count,
+        # sort_values() leaves row numbers, a filter leaves fewer rows, and all of these look like codes (reviews)
+        as_codes = False
+    if as_codes and not keyed:  # the default index: positions and codes agree
+        return values
     # no value of the index is quoted: it may be the protected categories in order of their counts (a review)
     if as_labels:
         codes = [where[_kind(v)] for v in index]  # type: ignore[index]
     elif as_codes:
         codes = [int(v) for v in index]
     elif integers:
-        raise ValueError(f"{name}: counts whose index is integers not 0 … n−1 in order are ambiguous (category codes, "
-                         "as from value_counts(), or row numbers left by sort_values() or a filter? or, with integer "
-                         "labels, codes or labels?): pass series.reindex(range(N), fill_value=0) (or reindex by the "
-                         "labels) if the index holds the categories, or series.to_numpy() if its positions do")
+        raise ValueError(f"{name}: counts whose index is integers other than 0 … {size - 1} in order are ambiguous "
+                         "(category codes, as from value_counts(), or row numbers left by sort_values() or a filter? "
+                         "or, with integer labels, codes or labels?): pass series.reindex(range(N), fill_value=0) (or "
+                         "reindex by the labels) if the index holds the categories, or series.to_numpy() if its "
+                         "positions do")
     else:
         wanted = "the labels" if labels is not None else f"the codes 0 … {size - 1} (counts keyed by label: pass categories)"
         raise ValueError(f"{name}: counts in a Series or mapping are read by their index (which category each count "
