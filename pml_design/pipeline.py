@@ -154,6 +154,11 @@ def _labelled_counts(data: object, categories: object, counts: bool, dp: bool = 
             if fixed is None or c.ndim != 1 or c.shape[0] != len(fixed):
                 raise ValueError(f"categories has {len(fixed or ())} entries but data (counts) has shape {c.shape}")
             return c, fixed
+        if fixed is not None and len(data) > 0:  # the one rule of counts_by_index (a review: a default index read as
+            from .mechanisms.labels import counts_by_index  # noqa: PLC0415  # integer labels [1, 0], swapped)
+
+            return check_integer_counts(counts_by_index(data, len(fixed), fixed, "data (counts)"),
+                                        "data (counts)"), fixed
         series = pd.Series(data)
         keys = check_labels(list(series.index), None, "data (counts) labels")
         labels = fixed if fixed is not None else keys

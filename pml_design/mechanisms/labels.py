@@ -274,7 +274,7 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
         dtype; the caller validates them).
     """
     if isinstance(data, Mapping):  # keys are explicit: category codes or labels
-        index, values, keyed = list(data), np.asarray(list(data.values())), True
+        index, values, keyed = list(data), np.asarray(list(data.values()), dtype=object), True  # (True stays a bool)
     elif type(data).__module__.split(".")[0] == "pandas" and hasattr(data, "index") and getattr(data, "ndim", 0) == 1:
         index, values, keyed = list(data.index), np.asarray(data.to_numpy()), False
     else:
@@ -311,6 +311,8 @@ def counts_by_index(data: object, size: int, labels: Sequence | None, name: str)
                          "categories)")
     out = np.zeros(size, dtype=values.dtype)  # (the caller's count check sees the values' own type)
     out[codes] = values
+    if out.dtype == object and not any(isinstance(v, (bool, np.bool_, str)) for v in out):
+        out = np.array(out.tolist())  # a mapping's plain numbers get their own dtype (a bool or text stays visible)
     return out
 
 
