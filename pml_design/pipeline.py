@@ -225,7 +225,10 @@ def design_from_samples(
     delta : float
         Failure probability in (0, 1) (δ = 1 would make the statement vacuous).
     counts : bool, default False
-        Whether ``data`` holds counts.
+        Whether ``data`` holds counts. A pandas Series or a mapping of counts is read by its index (labels or
+        codes), never by position, except for a Series with the default index ``0 … N−1``; an integer index that
+        could be row numbers (``sort_values``, a filter) or could mean other categories is refused
+        (:func:`pml_design.mechanisms.labels.counts_by_index`).
     categories : sequence, optional
         The categories in the order wanted (rows of the mechanism), including ones absent from the data
         (then ``allow_zero=True`` is needed); values outside it are an error. Default: the sorted distinct
