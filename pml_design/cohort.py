@@ -323,10 +323,10 @@ def combined_estimate(
     """
     from .mechanisms.fit import check_possible_reports  # noqa: PLC0415
     from .mechanisms.frequency_oracles.fisher import fisher_information  # noqa: PLC0415
+    from .mechanisms.mle import log_likelihood_gradient  # noqa: PLC0415
     from .mechanisms.mechanism import (  # noqa: PLC0415
         Mechanism,
         check_labels,
-        log_likelihood_score,
         simplex_covariance,
         wald_estimate,
     )
@@ -373,7 +373,7 @@ def combined_estimate(
         fits = _check_one_distribution(cols1, c1, mechanism, c2, pi, max_iter, tol)
     fisher = info1(pi) + (n2 * fisher_information(W2, pi) if n2 else 0.0)
     blind = None if n1 else ~mechanism._identifiable_components()
-    score = log_likelihood_score(stacked, np.concatenate([c1, c2[used2]]), pi)  # (the columns' scale cancels)
+    score = log_likelihood_gradient(stacked, np.concatenate([c1, c2[used2]]), pi)  # (the columns' scale cancels)
     return _combined(wald_estimate(pi, simplex_covariance(fisher), level, n=n, method="combined-mle",
                                    categories=labels, blind=blind, score=score), fit=fits[0], second_fit=fits[1])
 

@@ -36,7 +36,7 @@ from ..uncertainty import leakage_capacity
 from .covariance import _restricted_inverse, _sum_zero_basis, simplex_covariance  # noqa: F401 - (importable from here)
 from .fit import FIT_LEVEL, ReportsFitWarning, check_possible_reports, report_fit
 from .labels import _default_output_labels, _encode, _label_array, check_labels, counts_by_index, label_codes
-from .mle import _em_mle, _newton_mle, maximum_likelihood  # noqa: F401 - (_newton_mle: importable from here as before)
+from .mle import _em_mle, _newton_mle, log_likelihood_gradient, maximum_likelihood  # noqa: F401 - (_newton_mle: importable from here as before)
 
 __all__ = ["FrequencyEstimate", "IDENTIFIABILITY_RTOL", "Mechanism", "check_labels", "label_codes", "project_to_simplex"]
 
@@ -102,15 +102,6 @@ def wald_estimate(pi: np.ndarray, cov: np.ndarray, level: float, *, n: int, meth
         lo[blind], hi[blind] = 0.0, 1.0
     return FrequencyEstimate(estimate=pi, ci_low=lo, ci_high=hi, covariance=cov, level=level, n=n, method=method,
                              categories=categories)
-
-
-def log_likelihood_score(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """``Σ_y c_y w_y/(π·w_y)`` over the observed outputs (the gradient of the log-likelihood at π; :func:`wald_estimate`)."""
-    q = pi @ W
-    seen = counts > 0
-    ratio = np.zeros(W.shape[1])
-    ratio[seen] = counts[seen] / q[seen]
-    return W @ ratio  # (no copy of the observed columns: 1.7 GB at N = 10 000)
 
 
 #: Above this many multiply-adds of ``W Wᵀ`` (N² M) a full rank is first certified by a Cholesky factorisation
@@ -513,7 +504,7 @@ class Mechanism:
         return wald_estimate(pi, self._covariance_at(pi, n, method), level, n=n,
                              method="ibu" if method == "mle" else method, categories=self._labels,
                              blind=~self._identifiable_components(),
-                             score=None if method == "inversion" else log_likelihood_score(self._W, c, pi))
+                             score=None if method == "inversion" else log_likelihood_gradient(self._W, c, pi))
 
     def _identifiable_components(self) -> np.ndarray:
         """Per category x: whether ``π_x`` is identified (``e_x`` lies in the column space of W)."""

@@ -84,8 +84,7 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
             return _squarem_revived(Wu, fu, pi, max_iter, tol)
         full = np.zeros(Wu.shape[0])
         full[support] = sub
-        q = full @ Wu
-        grad = Wu @ (fu / np.where(q > 0, q, 1.0))
+        grad = log_likelihood_gradient(Wu, fu, full)
         violated = ~support & (grad > 1.0 + KKT_TOL)
         if not violated.any():
             return full
@@ -95,6 +94,14 @@ def _polish_on_support(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter:
     # still not optimal after the rounds (never seen): SQUAREM from the last point, zeros revivable, which converges
     # to the MLE whatever the support (the last restricted optimum was returned before, a review: not the MLE)
     return _squarem_revived(Wu, fu, pi, max_iter, tol)
+
+
+def log_likelihood_gradient(W: np.ndarray, counts: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """``Σ_y c_y w_y/(π·w_y)``, the gradient of ``Σ_y c_y log(π·w_y)`` at π (an output with ``π·w_y = 0`` counts 0;
+    at the MLE every observed output has ``π·w_y > 0``): the polish's KKT test and the intervals' scoring step
+    (``mechanism.wald_estimate``). The full N × M matrix with zero counts works as well as the observed columns."""
+    q = pi @ W
+    return W @ (counts / np.where(q > 0, q, 1.0))
 
 
 def _squarem_revived(Wu: np.ndarray, fu: np.ndarray, pi: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
