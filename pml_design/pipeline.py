@@ -87,10 +87,9 @@ class EstimatedDesign:
     prior_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if isinstance(self.p_hat, np.ndarray) and self.p_hat.flags.writeable:  # read-only, as the result's arrays
-            view = self.p_hat.view()
-            view.setflags(write=False)
-            object.__setattr__(self, "p_hat", view)
+        from .design.result import read_only  # noqa: PLC0415
+
+        object.__setattr__(self, "p_hat", read_only(self.p_hat))  # as the result's arrays
         if self.prior_source == "public sample" and "m" not in self.prior_params:  # eq. (7) needs m
             object.__setattr__(self, "prior_params", {**self.prior_params, "m": int(self.m)})
 
@@ -405,13 +404,11 @@ def _warn_single_outputs(matrix: np.ndarray, labels: tuple | None) -> None:
     """A :class:`DisclosureWarning` naming the inputs that an output singles out (a column with one positive entry),
     with the share of that input's records that land there (a new user's trial: the mutual-information default
     released half the records exactly, and only ``summary()`` said so)."""
-    positive = matrix > 0
-    single = np.flatnonzero(positive.sum(axis=0) == 1)
-    if single.size == 0:
+    from .design.disclosure import singled_out_shares  # noqa: PLC0415
+
+    share = singled_out_shares(matrix)
+    if not np.any(share > 0):
         return
-    rows = positive[:, single].argmax(axis=0)
-    share = np.zeros(matrix.shape[0])
-    np.add.at(share, rows, matrix[rows, single])
     named = [(labels[i] if labels is not None else int(i), share[i]) for i in np.flatnonzero(share > 0)]
     shown = ", ".join(f"{x!r} ({100 * v:.4g} % of its records)" for x, v in named[:5]) + (" …" if len(named) > 5 else "")
     import warnings  # noqa: PLC0415

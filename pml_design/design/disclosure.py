@@ -53,9 +53,8 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
     xs = list(labels) if labels is not None else list(range(n))
     ys = list(output_labels) if output_labels is not None else list(range(m))
     post = max_posterior(W, uncertainty)
-    positive = W > 0
-    reach = positive.sum(axis=0)
-    best, first = post.argmax(axis=0), positive.argmax(axis=0)  # (once, not per output: 8 000 outputs at N = 2 000)
+    reach, first = _reach(W)
+    best = post.argmax(axis=0)  # (once, not per output: 8 000 outputs at N = 2 000)
     out = []
     for j in np.flatnonzero(reach > 0):
         i = int(best[j])
@@ -64,6 +63,23 @@ def output_disclosure(matrix: object, uncertainty: object, labels: Sequence[Any]
                     "singles_out": None if single is None else _plain_label(xs[single]),
                     "input": _plain_label(xs[i]), "max_posterior": 1.0 if single is not None else float(post[i, j])})
     return out
+
+
+def _reach(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per output: how many inputs reach it, and the first that does (the one, where it singles out an input)."""
+    positive = W > 0
+    return positive.sum(axis=0), positive.argmax(axis=0)
+
+
+def singled_out_shares(matrix: np.ndarray) -> np.ndarray:
+    """Per input: the share of its records that land on outputs only it produces (``singles_out`` of
+    :func:`output_disclosure`, without the posteriors; for ``pipeline.DisclosureWarning``)."""
+    W = np.asarray(matrix, dtype=float)
+    reach, first = _reach(W)
+    single = np.flatnonzero(reach == 1)
+    share = np.zeros(W.shape[0])
+    np.add.at(share, first[single], W[first[single], single])
+    return share
 
 
 #: A posterior at least this large counts as revealing the input in :func:`disclosure_lines` (outputs other inputs

@@ -126,6 +126,14 @@ def guarantee_text(certified_epsilon: float, epsilon: float, uncertainty: object
     return f"{certified_epsilon:.6g}-PML (target {epsilon:.6g}) for every distribution in {uncertainty!r}"
 
 
+def read_only(value: object) -> object:
+    """A read-only view of a writable numpy array (the caller's array keeps its flags); anything else unchanged."""
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value = value.view()
+        value.setflags(write=False)
+    return value
+
+
 class PMLDesignWarning(UserWarning):
     """A design returned with a relative gap above 1 % between its value and its proven bound, or no bound at all.
 
@@ -210,11 +218,7 @@ class DesignResult:
         # read-only views of the certified arrays: a matrix "tidied" in place kept its certificate while privatize
         # used the changed one (a new user's trial; Mechanism.matrix was already read-only)
         for name in ("matrix", "prior"):
-            value = getattr(self, name)
-            if isinstance(value, np.ndarray) and value.flags.writeable:
-                view = value.view()
-                view.setflags(write=False)
-                object.__setattr__(self, name, view)
+            object.__setattr__(self, name, read_only(getattr(self, name)))
         # the bracket convention: the design's own value is the non-proven side (a max design created with the
         # former default lower_bound=-inf gets its value)
         if self.sense == "max" and not self.lower_bound >= self.utility:
