@@ -248,12 +248,12 @@ class _DesignDataGuard:
         self.split_draws = (seed, frac) if self.check_column is not None and seed is not None else None
 
     def _matched(self, why: str | None = None) -> None:
-        from ..deploy.guard import DESIGN_DATA_MESSAGE  # noqa: PLC0415
+        from ..deploy.guard import DESIGN_DATA_MESSAGE, PUBLISHED_COUNTS  # noqa: PLC0415
 
         args = self.args
         if not args.allow_design_data:
             option = table_option(args)
-            tail = DESIGN_DATA_MESSAGE if why is None or "split divided" in why else DESIGN_DATA_MESSAGE.split(": ", 1)[1]
+            tail = DESIGN_DATA_MESSAGE if why is None or "split divided" in why else PUBLISHED_COUNTS
             why = why or f"{self.source.path} holds the records {args.mechanism} was designed on"
             raise CliError(f"argument {option}: {why}: {tail} or pass --allow-design-data")
         self.matched = True

@@ -39,9 +39,10 @@ __all__ = ["DESIGN_DATA_MESSAGE", "FINGERPRINT_KINDS", "check_fingerprint", "des
            "file_sha256", "matches_design_data", "table_column_sha256", "update_column_digest"]
 
 #: Why privatizing the design records is refused (the end of every such message).
-DESIGN_DATA_MESSAGE = ("its fingerprint is the mechanism file's design_data: the mechanism file publishes their "
-                       "counts (p_hat * m), which the guarantee does not cover; privatize other records "
-                       "(pml-design split)")
+#: Why the design records may not be privatized, whichever way they were recognised (the end of those messages).
+PUBLISHED_COUNTS: str = ("the mechanism file publishes their counts (p_hat * m), which the guarantee does not cover; "
+                         "privatize other records (pml-design split)")
+DESIGN_DATA_MESSAGE = f"its fingerprint is the mechanism file's design_data: {PUBLISHED_COUNTS}"
 
 
 def file_sha256(path: object, *, chunk: int = 1 << 20) -> str:

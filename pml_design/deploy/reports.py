@@ -116,8 +116,8 @@ def _report_text(oracle: Any, categories: Sequence[str], reports: np.ndarray) ->
     return pc.binary_join(pa.ListArray.from_arrays(offsets, labels.take(pa.array(codes.ravel()))), SUBSET_SEPARATOR)
 
 
-def _bad_reports(source: TableSource, column: str, values: Any, bad: np.ndarray, first_row: int, oracle: Any,
-                 categories: Sequence[str], why: str = "", option: str = "--column") -> TableError:
+def _bad_reports(source: TableSource, column: str, oracle: Any, categories: Sequence[str], why: str = "",
+                 option: str = "--column") -> TableError:
     """The error for reports no report of ``oracle`` can be: no value, count or row of them (a new user's trial: with
     ``--unverified-reports`` a file of raw records got here, and the message quoted the first records' ages in order;
     the reports that are LDP outputs would have been safe to quote, but this error fires exactly when they are not)."""
@@ -132,9 +132,8 @@ def _bad_reports(source: TableSource, column: str, values: Any, bad: np.ndarray,
                       f"report is {form}")
 
 
-def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: TableSource, column: str,
-                   first_row: int) -> np.ndarray:
-    """Reports in the oracle's array format from one batch of text cells; unknown text raises, quoting it."""
+def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: TableSource, column: str) -> np.ndarray:
+    """Reports in the oracle's array format from one batch of text cells; unknown text raises, quoting none of it."""
     import pyarrow as pa  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
 
@@ -145,26 +144,20 @@ def _parse_reports(values: Any, oracle: Any, categories: Sequence[str], source: 
     if oracle.name != "SS":
         idx = pc.index_in(values, value_set=value_set)
         if idx.null_count:
-            bad = np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False))
-            raise _bad_reports(source, column, values, bad, first_row, oracle, categories)
+            raise _bad_reports(source, column, oracle, categories)
         return idx.to_numpy().astype(np.int64)
     k = int(oracle.k)
     parts = pc.split_pattern(values, SUBSET_SEPARATOR)
     lengths = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     if np.any(lengths != k):
-        bad = np.flatnonzero(lengths != k)
-        raise _bad_reports(source, column, values, bad, first_row, oracle, categories,
+        raise _bad_reports(source, column, oracle, categories,
                            f" (not the {k} labels of --k {k}: give the k they were privatized with)", "--k")
     idx = pc.index_in(pc.list_flatten(parts), value_set=value_set)
     if idx.null_count:
-        bad = np.unique(np.flatnonzero(idx.is_null().to_numpy(zero_copy_only=False)) // k)
-        raise _bad_reports(source, column, values, bad, first_row, oracle, categories)
+        raise _bad_reports(source, column, oracle, categories)
     codes = idx.to_numpy().astype(np.int64).reshape(-1, k)
-    if k > 1:
-        repeated = np.flatnonzero(np.any(np.diff(np.sort(codes, axis=1), axis=1) == 0, axis=1))
-        if repeated.size:
-            raise _bad_reports(source, column, values, repeated, first_row, oracle, categories,
-                               " (a category repeated)")
+    if k > 1 and np.any(np.diff(np.sort(codes, axis=1), axis=1) == 0):
+        raise _bad_reports(source, column, oracle, categories, " (a category repeated)")
     return codes
 
 
@@ -466,7 +459,7 @@ def report_support_counts(source: TableSource, column: str, oracle: Any, categor
     with _progress(source, progress, "reports") as bar, contextlib.closing(source.batches([name])) as batches:
         for batch in batches:
             if batch.num_rows:
-                counts += oracle.support_counts(_parse_reports(batch.column(0), oracle, cats, source, column, rows))
+                counts += oracle.support_counts(_parse_reports(batch.column(0), oracle, cats, source, column))
             rows += batch.num_rows
             bar.update(source.bytes_read - bar.n)
     if rows == 0:
