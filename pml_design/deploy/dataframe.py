@@ -169,19 +169,17 @@ def _design_data_guard(series: Any, column: Any, given: object, mech: Any, allow
     """Refuse the design records (ValueError) unless ``allow``; True (with a warning) if they are privatized."""
     import warnings  # noqa: PLC0415
 
-    from .guard import DESIGN_DATA_MESSAGE, design_data_of, matches_design_data  # noqa: PLC0415
+    from .guard import DESIGN_DATA_MESSAGE, PUBLISHED_COUNTS, design_data_of, matches_design_data  # noqa: PLC0415
 
     fingerprint = design_data_of(mech) or design_data_of(given)
     if matches_design_data(fingerprint, values=series):
         why = DESIGN_DATA_MESSAGE
     elif _design_counts_match(fingerprint, series, given, mech):  # (a review: the message said "its fingerprint")
-        why = ("its counts per category are exactly theirs (p_hat * m, which the mechanism file publishes): the design "
-               "records in another order?")
+        why = f"its counts per category are exactly theirs (the design records in another order?): {PUBLISHED_COUNTS}"
     else:
         return False
     if not allow:
-        raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {why} "
-                         f"{'or' if why is DESIGN_DATA_MESSAGE else 'privatize other records or'} pass "
+        raise ValueError(f"column {column!r} holds the records the mechanism was designed on: {why} or pass "
                          "allow_design_data=True")
     warnings.warn(f"privatizing column {column!r}, the records the mechanism was designed on (allow_design_data=True): "
                   "the mechanism file publishes their counts (p_hat * m); the guarantee does not cover them",
