@@ -189,14 +189,23 @@ def check_output_path(
     return target
 
 
-def _what_exists(path: pathlib.Path) -> str:
-    """``exists``, naming what the existing file is when it is one of ours: a mechanism file is the only key to
-    decoding the reports privatized with it (a review: ``design -o`` and ``save_mechanism`` replaced one silently)."""
+def key_file(path: pathlib.Path) -> str | None:
+    """What an existing file is when it is a key to decoding reports: ``"a pml-design mechanism file"``, ``"the matrix
+    CSV of a mechanism file"``, or None (also for no regular file). ``design -o`` and ``privatize`` name it in their
+    refusals (reviews: both replaced one silently)."""
     if not path.is_file():  # (a dangling symlink: nothing to read)
-        return "exists"
+        return None
     if is_mechanism_file(path):
-        return "exists and is a pml-design mechanism file, the only key to decoding the reports privatized with it"
-    return "exists and is the matrix CSV of a mechanism file" if is_matrix_csv(path) else "exists"
+        return "a pml-design mechanism file"
+    return "the matrix CSV of a mechanism file" if is_matrix_csv(path) else None
+
+
+def _what_exists(path: pathlib.Path) -> str:
+    """``exists``, naming what the existing file is when it is one of ours (:func:`key_file`)."""
+    what = key_file(path)
+    if what == "a pml-design mechanism file":
+        return f"exists and is {what}, the only key to decoding the reports privatized with it"
+    return "exists" if what is None else f"exists and is {what}"
 
 
 def sidecar_path(path: object, suffix: str) -> pathlib.Path:

@@ -464,13 +464,13 @@ def rewrite_column(source: TableSource, column: str, labels: Sequence[str], repo
     from .atomic import publish  # noqa: PLC0415
     from .file import temporary_sibling  # noqa: PLC0415
     from .guard import update_column_digest  # noqa: PLC0415
-    from .output import check_output_path, is_matrix_csv, is_mechanism_file  # noqa: PLC0415
+    from .output import check_output_path, key_file  # noqa: PLC0415
 
     name = source.resolve(column)
     target = check_output_path(output, inputs=[(source.path, source.option), *inputs], kind=kind,
                                overwrite=overwrite, option="argument --output", force_hint="--force")
-    if target.is_file() and (is_mechanism_file(target) or is_matrix_csv(target)):  # (a new user's --force replaced
-        what = "a pml-design mechanism file" if is_mechanism_file(target) else "the matrix CSV of a mechanism file"  # one)
+    what = key_file(target)
+    if what is not None:  # (a new user's --force replaced one with privatized records)
         raise TableError(f"argument --output: {target} is {what}, the only key to the reports privatized with it; "
                          "refusing to replace it with privatized records, even with --force (choose another name)")
     value_set = pa.array(list(labels), type=pa.string())
