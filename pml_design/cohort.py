@@ -551,14 +551,8 @@ def _second_cohort(mechanism: object, reports: object, counts: object) -> np.nda
         if np.ndim(reports) > 0 and np.shape(reports)[0] == 0:
             return np.zeros(mechanism.n_outputs)
         return mechanism.report_counts(reports).astype(float)
-    c = counts_by_index(counts, mechanism.n_outputs, mechanism.output_labels, "second_counts")
-    try:
-        c = np.asarray(c, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"second_counts must be one non-negative integer per output, got {fmt(counts)}") from None
-    if c.shape == (mechanism.n_outputs,) and np.all(c == 0):
-        return c
-    return _as_counts(c, mechanism.n_outputs, "second_counts")
+    return _as_counts(counts_by_index(counts, mechanism.n_outputs, mechanism.output_labels, "second_counts"),
+                      mechanism.n_outputs, "second_counts", allow_empty=True)
 
 
 def _check_oracle(oracle: object) -> object:

@@ -127,7 +127,8 @@ def _full_rank_certified(W: np.ndarray) -> bool:
     return True
 
 
-def _as_counts(data: object, m: int, name: str) -> np.ndarray:
+def _as_counts(data: object, m: int, name: str, *, allow_empty: bool = False) -> np.ndarray:
+    """Validated counts per output (floats); all zero only with ``allow_empty`` (an empty cohort)."""
     try:
         c = np.asarray(data, dtype=float) if not isinstance(data, np.ndarray) else data.astype(float)
     except (TypeError, ValueError):  # text, None, objects (a raw TypeError from float() named no argument)
@@ -136,7 +137,7 @@ def _as_counts(data: object, m: int, name: str) -> np.ndarray:
         raise ValueError(f"{name} (counts=True) must have one count per output, shape ({m},), got shape {c.shape}")
     if not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c != np.round(c)):
         raise ValueError(f"{name} (counts=True) must be non-negative integers, got {fmt(c)}")
-    if c.sum() <= 0:
+    if c.sum() <= 0 and not allow_empty:
         raise ValueError(f"{name} (counts=True) must contain at least one report (all counts are zero)")
     return c
 
