@@ -162,6 +162,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict], str]]] = {
     "deploy-files": ("deploy_files.json", _files),
     "deploy-cli": ("deploy_cli.json", _cli),
     "deploy-cohort": ("deploy_cohort.json", _markdown_field),
+    "deploy-radius": ("deploy_radius.json", _markdown_field),
     "estimation-times": ("estimation.json", _estimation_times),
     "audit": ("audit.json", _audit),
 }
